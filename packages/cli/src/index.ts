@@ -1,0 +1,2 @@
+export type { Command, CommandContext } from './command.ts'
+export { EXIT } from './command.ts'

@@ -1,0 +1,71 @@
+// Typed errors with stable codes. `instanceof` works across duplicate copies of
+// this package (two versions in one node_modules) through a global symbol brand.
+const kBrand = Symbol.for('lameduck.error')
+
+export class LameduckError extends Error {
+  readonly code: string
+  readonly [kBrand] = true
+
+  constructor (code: string, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'LameduckError'
+    this.code = code
+  }
+
+  static override [Symbol.hasInstance] (value: unknown): boolean {
+    if (this !== LameduckError) return Function.prototype[Symbol.hasInstance].call(this, value)
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kBrand] === true
+  }
+}
+
+/** An option or argument is wrong. The message names the option and the fix. */
+export class InvalidOptionError extends LameduckError {
+  readonly option: string
+  constructor (option: string, message: string, options?: ErrorOptions) {
+    super('LAMEDUCK_ERR_INVALID_OPTION', `${option}: ${message}`, options)
+    this.name = 'InvalidOptionError'
+    this.option = option
+  }
+}
+
+/** A lifecycle transition that the state machine does not allow. */
+export class InvalidTransitionError extends LameduckError {
+  readonly from: string
+  readonly to: string
+  constructor (from: string, to: string, hint?: string) {
+    super('LAMEDUCK_ERR_INVALID_TRANSITION', `cannot go from '${from}' to '${to}'${hint ? `: ${hint}` : ''}`)
+    this.name = 'InvalidTransitionError'
+    this.from = from
+    this.to = to
+  }
+}
+
+/** The instance is closing or stopped and cannot go online again. */
+export class ClosingError extends LameduckError {
+  readonly state: string
+  constructor (state: string) {
+    super('LAMEDUCK_ERR_CLOSING', `the instance is '${state}': it is shutting down and cannot go online again`)
+    this.name = 'ClosingError'
+    this.state = state
+  }
+}
+
+/** Something did not happen before its deadline (readiness, sidecar, drain). */
+export class TimeoutError extends LameduckError {
+  readonly timeoutMs: number
+  constructor (what: string, timeoutMs: number, options?: ErrorOptions) {
+    super('LAMEDUCK_ERR_TIMEOUT', `${what} did not complete within ${timeoutMs} ms`, options)
+    this.name = 'TimeoutError'
+    this.timeoutMs = timeoutMs
+  }
+}
+
+/** A registry call failed. `operation` is register, deregister, heartbeat, ... */
+export class RegistryError extends LameduckError {
+  readonly operation: string
+  constructor (operation: string, message: string, options?: ErrorOptions) {
+    super('LAMEDUCK_ERR_REGISTRY', `registry ${operation} failed: ${message}`, options)
+    this.name = 'RegistryError'
+    this.operation = operation
+  }
+}

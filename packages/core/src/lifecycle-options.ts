@@ -1,0 +1,124 @@
+import type { BackoffOptions } from './backoff.ts'
+import type { Clock } from './clock.ts'
+import { InvalidOptionError } from './errors.ts'
+import type { InFlightTracker } from './inflight.ts'
+import type { Logger } from './logger.ts'
+import type { Registry } from './registry.ts'
+import { assertDuration, describe, propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
+
+/** Passes unless it throws or resolves to `false`. */
+export type ReadinessCheck = (signal: AbortSignal) => unknown
+
+/** Runs before registering, after readiness (e.g. wait for the sidecar to be LIVE). Throw to fail startup. */
+export interface StartupStep {
+  name: string
+  run(ctx: { signal: AbortSignal, clock: Clock, logger: Logger }): Promise<void>
+}
+
+/** Runs after the propagation window, before the in-flight wait (e.g. drain the sidecar). Errors are reported, never fatal. */
+export interface DrainStep {
+  name: string
+  run(ctx: { signal: AbortSignal, clock: Clock, logger: Logger, problem(err: unknown): void }): Promise<void>
+}
+
+/** Lets the window end early when every consumer has been told (see earlyOffline). */
+export interface EarlyOfflineMonitor {
+  begin(now: number): void
+  /** null when the window may end now, else the condition still pending. */
+  pending(now: number): string | null
+  /** Calls `fn` when pending() may have changed. Returns an unsubscribe function. */
+  onChange(fn: () => void): () => void
+}
+
+export interface LifecycleOptions {
+  registry?: Registry
+  /** Propagation window: a preset, parts, or a computed window. Default 'none'. */
+  windows?: WindowsInput | PropagationWindow
+  /** ms to wait after listening before the readiness checks start. Default 0. */
+  delayMs?: number
+  readiness?: ReadinessCheck[]
+  /** Startup fails if readiness checks have not all passed by then. Default 60 000. */
+  readinessTimeoutMs?: number
+  /** Pause between failed readiness rounds. Default 500. */
+  readinessIntervalMs?: number
+  beforeRegister?: StartupStep[]
+  afterWindow?: DrainStep[]
+  /** Warmup published as metadata. Default 0 (none). */
+  warmupMs?: number
+  /** Weight published as metadata. Default 100. */
+  weight?: number
+  /** Longest request served: the bound of the in-flight wait. Default 30 000. */
+  maxRequestMs?: number
+  /** Bound on one registry call. Default 10 000. */
+  registryTimeoutMs?: number
+  registryBackoff?: BackoffOptions
+  earlyOffline?: EarlyOfflineMonitor
+  inflight?: InFlightTracker
+  clock?: Clock
+  logger?: Logger
+}
+
+export interface ResolvedLifecycleOptions {
+  registry: Registry | undefined
+  window: PropagationWindow
+  delayMs: number
+  readiness: ReadinessCheck[]
+  readinessTimeoutMs: number
+  readinessIntervalMs: number
+  beforeRegister: StartupStep[]
+  afterWindow: DrainStep[]
+  warmupMs: number
+  weight: number
+  maxRequestMs: number
+  registryTimeoutMs: number
+  registryBackoff: BackoffOptions | undefined
+  earlyOffline: EarlyOfflineMonitor | undefined
+}
+
+function isComputedWindow (w: unknown): w is PropagationWindow {
+  return typeof w === 'object' && w !== null && 'totalMs' in w && 'breakdown' in w
+}
+
+export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycleOptions {
+  if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', `expected an object, got ${describe(o)}`)
+  const duration = (name: keyof LifecycleOptions, fallback: number): number => {
+    const v = o[name] ?? fallback
+    assertDuration(name, v)
+    return v
+  }
+  if (o.registry !== undefined) {
+    const r = o.registry as unknown as Record<string, unknown>
+    for (const m of ['register', 'deregister', 'close']) {
+      if (typeof r?.[m] !== 'function') throw new InvalidOptionError('registry', `must implement register(), deregister() and close(); '${m}' is missing. Use eurekaRegistry(), nacosRegistry() or memoryRegistry()`)
+    }
+  }
+  const readiness = o.readiness ?? []
+  if (!Array.isArray(readiness) || readiness.some((c) => typeof c !== 'function')) {
+    throw new InvalidOptionError('readiness', 'must be an array of functions, e.g. [async () => db.ping()]')
+  }
+  const weight = o.weight ?? 100
+  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
+    throw new InvalidOptionError('weight', `must be a non-negative number, got ${describe(weight)}`)
+  }
+  for (const [name, list] of [['beforeRegister', o.beforeRegister], ['afterWindow', o.afterWindow]] as const) {
+    if (list !== undefined && (!Array.isArray(list) || list.some((s) => typeof s?.run !== 'function'))) {
+      throw new InvalidOptionError(name, 'must be an array of { name, run(ctx) } steps')
+    }
+  }
+  return {
+    registry: o.registry,
+    window: isComputedWindow(o.windows) ? o.windows : propagationWindow(o.windows ?? 'none'),
+    delayMs: duration('delayMs', 0),
+    readiness,
+    readinessTimeoutMs: duration('readinessTimeoutMs', 60_000),
+    readinessIntervalMs: duration('readinessIntervalMs', 500),
+    beforeRegister: o.beforeRegister ?? [],
+    afterWindow: o.afterWindow ?? [],
+    warmupMs: duration('warmupMs', 0),
+    weight,
+    maxRequestMs: duration('maxRequestMs', 30_000),
+    registryTimeoutMs: duration('registryTimeoutMs', 10_000),
+    registryBackoff: o.registryBackoff,
+    earlyOffline: o.earlyOffline
+  }
+}

@@ -1,0 +1,524 @@
+import { EventEmitter } from 'node:events'
+import { retry, withTimeout } from './backoff.ts'
+import { sleep, systemClock, type Clock } from './clock.ts'
+import { ClosingError, InvalidTransitionError, TimeoutError } from './errors.ts'
+import { InFlightTracker } from './inflight.ts'
+import { silentLogger, type Logger } from './logger.ts'
+import { warmupMetadata } from './metadata.ts'
+import type { Instance, Registry } from './registry.ts'
+import { canTransition, type LifecycleState } from './states.ts'
+import { validateLifecycleOptions } from './lifecycle-options.ts'
+import type { DrainStep, LifecycleOptions, ResolvedLifecycleOptions, StartupStep } from './lifecycle-options.ts'
+import type { PropagationWindow } from './windows.ts'
+
+export type InstanceBase = Omit<Instance, 'status' | 'metadata'> & { metadata?: Record<string, string> }
+
+export interface StateChange { from: LifecycleState, to: LifecycleState, at: number, /** time spent in `from` */ durationMs: number, reason: string }
+
+export interface Problem { step: string, message: string, at: number }
+
+export interface OfflineReport {
+  /** offline: drained; cancelled: /online interrupted it; cut: shutdown forced it short; skipped: never registered. */
+  outcome: 'offline' | 'cancelled' | 'cut' | 'skipped'
+  reason: string
+  startedAt: number
+  deregisteredAt: number | null
+  windowMs: number
+  windowEndedAt: number | null
+  /** The window ended before its full length because every consumer was told (earlyOffline). */
+  endedEarly: boolean
+  sidecarMs: number
+  inflightWaitMs: number
+  endedAt: number
+  totalMs: number
+  requestsWhileDraining: number
+  inflightAtEnd: number
+  problems: Problem[]
+}
+
+export interface DrainProgress {
+  phase: 'deregistering' | 'window' | 'sidecar' | 'inflight'
+  reason: string
+  startedAt: number
+  deregisteredAt: number | null
+  windowEndsAt: number
+  requestsWhileDraining: number
+  earlyOfflinePending: string | null
+}
+
+export interface LifecycleEvents {
+  state: [StateChange]
+  registered: [Instance]
+  deregistered: [Instance]
+  offline: [OfflineReport]
+  problem: [Problem]
+}
+
+interface Drain {
+  reason: string
+  startedAt: number
+  phase: DrainProgress['phase']
+  deregisteredAt: number | null
+  windowEndsAt: number
+  requestsAtStart: number
+  problems: Problem[]
+  abort: AbortController
+  promise: Promise<OfflineReport>
+  wake: () => void
+}
+
+const CANCELLED = Symbol('lameduck.cancelled')
+
+/**
+ * The instance lifecycle: waits for readiness, registers, and on offline
+ * deregisters, serves through the propagation window, drains the sidecar and
+ * in-flight requests. Framework-free; the Fastify plugin wires HTTP to it.
+ */
+export class Lifecycle extends EventEmitter<LifecycleEvents> {
+  readonly options: ResolvedLifecycleOptions
+  readonly window: PropagationWindow
+  readonly inflight: InFlightTracker
+  readonly clock: Clock
+  #log: Logger
+  #state: LifecycleState = 'starting'
+  #since: number
+  #createdAt: number
+  #base: InstanceBase | null = null
+  #instance: Instance | null = null
+  #registeredAt: number | null = null
+  #phase: AbortController | null = null
+  #startup: Promise<void> | null = null
+  #registering: Promise<void> | null = null
+  #drain: Drain | null = null
+  #lastDrainAbort: AbortController | null = null
+  #lastReport: OfflineReport | null = null
+  #shuttingDown = false
+  #problems: Problem[] = []
+  #readiness = { passing: false, lastFailure: null as string | null, checkedAt: null as number | null }
+  #timings: Partial<Record<LifecycleState, number>> = {}
+
+  constructor (options: LifecycleOptions = {}) {
+    super()
+    this.options = validateLifecycleOptions(options)
+    this.window = this.options.window
+    this.clock = options.clock ?? systemClock
+    this.inflight = options.inflight ?? new InFlightTracker()
+    this.#log = options.logger ?? silentLogger
+    this.#createdAt = this.#since = this.clock.now()
+    this.#timings.starting = this.#createdAt
+  }
+
+  get state (): LifecycleState { return this.#state }
+  get instance (): Instance | null { return this.#instance }
+  get registeredAt (): number | null { return this.#registeredAt }
+  /** True while serving and younger (since registration) than `warmupMs`. */
+  get warming (): boolean {
+    return this.#state === 'serving' && this.#registeredAt !== null && this.clock.now() - this.#registeredAt < this.options.warmupMs
+  }
+
+  get shuttingDown (): boolean { return this.#shuttingDown }
+
+  /** Progress of the running offline sequence, or null. */
+  get drain (): DrainProgress | null {
+    const d = this.#drain
+    if (d === null) return null
+    return {
+      phase: d.phase,
+      reason: d.reason,
+      startedAt: d.startedAt,
+      deregisteredAt: d.deregisteredAt,
+      windowEndsAt: d.windowEndsAt,
+      requestsWhileDraining: this.inflight.total - d.requestsAtStart,
+      earlyOfflinePending: this.options.earlyOffline?.pending(this.clock.now()) ?? null
+    }
+  }
+
+  get lastReport (): OfflineReport | null { return this.#lastReport }
+
+  /**
+   * Starts the online sequence for `base` (known once the server listens): delay,
+   * readiness checks, startup steps (sidecar ready), registration. Resolves when
+   * serving, or when offline()/close interrupted it; rejects on a readiness or step timeout.
+   */
+  start (base: InstanceBase): Promise<void> {
+    if (this.#state !== 'starting') throw new InvalidTransitionError(this.#state, 'waiting', 'start() may be called once')
+    this.#base = base
+    this.#transition('waiting', 'start')
+    const phase = this.#phase = new AbortController()
+    this.#startup = this.#online(phase.signal, true).catch((err: unknown) => {
+      if (phase.signal.aborted) return
+      throw err
+    })
+    return this.#startup
+  }
+
+  /** Goes online again from draining or offline (re-registers). Joins a running startup. */
+  async online (reason = 'api'): Promise<void> {
+    if (this.#shuttingDown || this.#state === 'closing' || this.#state === 'stopped') throw new ClosingError(this.#state)
+    switch (this.#state) {
+      case 'starting':
+        throw new InvalidTransitionError('starting', 'registering', 'the server is not listening yet')
+      case 'waiting':
+        return this.#startup ?? undefined
+      case 'registering':
+        return this.#registering ?? undefined
+      case 'serving':
+        return
+      case 'draining':
+        this.#drain!.abort.abort(CANCELLED)
+        break
+      case 'offline':
+        this.#lastDrainAbort?.abort(CANCELLED) // stop background deregistration retries
+        break
+    }
+    const phase = this.#phase = new AbortController()
+    this.#registering = this.#register(phase.signal, reason).catch((err: unknown) => {
+      if (phase.signal.aborted) return
+      throw err
+    })
+    return this.#registering
+  }
+
+  /**
+   * Starts the offline sequence, or joins the one running. Resolves with the
+   * report when offline (or cancelled by online()).
+   */
+  offline (reason = 'api'): Promise<OfflineReport> {
+    switch (this.#state) {
+      case 'draining':
+        return this.#drain!.promise
+      case 'offline':
+        return Promise.resolve(this.#lastReport!)
+      case 'starting':
+      case 'waiting': {
+        this.#phase?.abort()
+        const at = this.clock.now()
+        const report = this.#report('skipped', reason, at, null, null, false, 0, 0, [])
+        this.#transition('offline', reason)
+        this.#lastReport = report
+        this.emit('offline', report)
+        return Promise.resolve(report)
+      }
+      case 'registering':
+      case 'serving':
+        return this.#startDrain(reason)
+      case 'closing':
+      case 'stopped':
+        if (this.#drain !== null) return this.#drain.promise
+        return Promise.reject(new ClosingError(this.#state))
+    }
+  }
+
+  /**
+   * The graceful half of shutdown: runs (or joins) the offline sequence when the
+   * instance may still be routed to, then moves to `closing`. The caller closes
+   * its server and then calls stopped().
+   */
+  async shutdown (reason = 'shutdown'): Promise<OfflineReport | null> {
+    this.#shuttingDown = true
+    let report: OfflineReport | null = null
+    if (this.#state === 'registering' || this.#state === 'serving' || this.#state === 'draining') {
+      report = await this.offline(reason)
+    } else if (this.#state === 'starting' || this.#state === 'waiting') {
+      this.#phase?.abort()
+    }
+    this.beginClose(reason)
+    return report ?? this.#lastReport
+  }
+
+  /**
+   * Moves to `closing` at once from any state. A running drain is cut short;
+   * a still-registered instance is deregistered as a best effort.
+   */
+  beginClose (reason = 'close'): void {
+    if (this.#state === 'closing' || this.#state === 'stopped') return
+    this.#shuttingDown = true
+    this.#phase?.abort()
+    const wasRegistered = this.#state === 'registering' || this.#state === 'serving'
+    if (this.#drain !== null) this.#drain.abort.abort(new Error(reason))
+    else this.#lastDrainAbort?.abort(new Error(reason))
+    this.#transition('closing', reason)
+    if (wasRegistered && this.options.registry !== undefined && this.#instance !== null) {
+      const instance = this.#instance
+      withTimeout(this.options.registry.deregister(instance), this.options.registryTimeoutMs, () => new TimeoutError('registry deregister', this.options.registryTimeoutMs), this.clock)
+        .then(() => this.emit('deregistered', instance), (err: unknown) => this.#problem('deregister', err))
+    }
+  }
+
+  /** Final state, after the server closed. Closes the registry. */
+  async stopped (reason = 'closed'): Promise<void> {
+    if (this.#state === 'stopped') return
+    if (this.#state !== 'closing') this.beginClose(reason)
+    this.#transition('stopped', reason)
+    try { await this.options.registry?.close() } catch (err) { this.#problem('registry close', err) }
+  }
+
+  status (): Record<string, unknown> {
+    const now = this.clock.now()
+    return {
+      state: this.#state,
+      since: this.#since,
+      warming: this.warming,
+      uptimeMs: now - this.#createdAt,
+      registeredAt: this.#registeredAt,
+      instance: this.#instance ?? this.#base,
+      registry: this.options.registry?.describe?.() ?? (this.options.registry ? { type: 'custom' } : null),
+      window: { preset: this.window.preset, totalMs: this.window.totalMs, breakdown: this.window.breakdown },
+      maxRequestMs: this.options.maxRequestMs,
+      inflight: this.inflight.count,
+      requestsTotal: this.inflight.total,
+      readiness: this.#readiness,
+      drain: this.drain,
+      lastOffline: this.#lastReport,
+      problems: this.#problems.slice(-20),
+      timings: this.#timings
+    }
+  }
+
+  #transition (to: LifecycleState, reason: string): void {
+    const from = this.#state
+    if (from === to) return
+    if (!canTransition(from, to)) throw new InvalidTransitionError(from, to)
+    const at = this.clock.now()
+    const change: StateChange = { from, to, at, durationMs: at - this.#since, reason }
+    this.#state = to
+    this.#since = at
+    this.#timings[to] = at
+    this.#log.info({ lameduck: change }, `lameduck: ${from} → ${to} (${reason}, ${change.durationMs} ms in ${from})`)
+    this.emit('state', change)
+  }
+
+  #problem (step: string, err: unknown): Problem {
+    const problem: Problem = { step, message: err instanceof Error ? err.message : String(err), at: this.clock.now() }
+    this.#problems.push(problem)
+    if (this.#problems.length > 100) this.#problems.splice(0, this.#problems.length - 100)
+    this.#log.warn({ lameduck: { problem }, err }, `lameduck: ${step} failed: ${problem.message}`)
+    this.emit('problem', problem)
+    return problem
+  }
+
+  async #online (signal: AbortSignal, first: boolean): Promise<void> {
+    const o = this.options
+    if (first && o.delayMs > 0) await sleep(this.clock, o.delayMs, signal)
+    if (first) await this.#waitReadiness(signal)
+    if (first) for (const step of o.beforeRegister) { signal.throwIfAborted(); await this.#runStartupStep(step, signal) }
+    await this.#register(signal, first ? 'ready' : 'online')
+  }
+
+  async #waitReadiness (signal: AbortSignal): Promise<void> {
+    const o = this.options
+    if (o.readiness.length === 0) { this.#readiness.passing = true; return }
+    const deadline = this.clock.now() + o.readinessTimeoutMs
+    for (;;) {
+      signal.throwIfAborted()
+      const failure = await this.#checkReadiness(signal)
+      this.#readiness.checkedAt = this.clock.now()
+      this.#readiness.lastFailure = failure
+      this.#readiness.passing = failure === null
+      if (failure === null) return
+      if (this.clock.now() + o.readinessIntervalMs > deadline) {
+        const err = new TimeoutError(`readiness checks (last failure: ${failure})`, o.readinessTimeoutMs)
+        this.#log.error({ lameduck: { readiness: this.#readiness } }, `lameduck: ${err.message}`)
+        throw err
+      }
+      this.#log.debug({ lameduck: { readiness: failure } }, 'lameduck: readiness check failed, retrying')
+      await sleep(this.clock, o.readinessIntervalMs, signal)
+    }
+  }
+
+  async #checkReadiness (signal: AbortSignal): Promise<string | null> {
+    const checks = this.options.readiness
+    for (let i = 0; i < checks.length; i++) {
+      try {
+        const ok = await checks[i]!(signal)
+        if (ok === false) return `readiness[${i}] returned false`
+      } catch (err) {
+        return `readiness[${i}] threw: ${err instanceof Error ? err.message : String(err)}`
+      }
+    }
+    return null
+  }
+
+  async #runStartupStep (step: StartupStep, signal: AbortSignal): Promise<void> {
+    const started = this.clock.now()
+    await step.run({ signal, clock: this.clock, logger: this.#log })
+    this.#log.info({ lameduck: { step: step.name, ms: this.clock.now() - started } }, `lameduck: ${step.name} done`)
+  }
+
+  async #register (signal: AbortSignal, reason: string): Promise<void> {
+    signal.throwIfAborted()
+    this.#transition('registering', reason)
+    const o = this.options
+    const started = this.clock.now()
+    await retry(async () => {
+      const registeredAt = this.clock.now()
+      const instance = this.#instanceAt(registeredAt)
+      if (o.registry !== undefined) {
+        await withTimeout(o.registry.register(instance), o.registryTimeoutMs, () => new TimeoutError('registry register', o.registryTimeoutMs), this.clock)
+      }
+      signal.throwIfAborted()
+      this.#instance = instance
+      this.#registeredAt = registeredAt
+    }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => this.#problem(`register (attempt ${attempt}, next in ${delayMs} ms)`, err) })
+    this.#transition('serving', `registered in ${this.clock.now() - started} ms`)
+    this.emit('registered', this.#instance!)
+  }
+
+  #instanceAt (registeredAt: number): Instance {
+    const base = this.#base!
+    return {
+      id: base.id,
+      service: base.service,
+      host: base.host,
+      port: base.port,
+      status: 'UP',
+      metadata: { ...base.metadata, ...warmupMetadata({ registeredAt, warmupMs: this.options.warmupMs, weight: this.options.weight }) }
+    }
+  }
+
+  #startDrain (reason: string): Promise<OfflineReport> {
+    this.#phase?.abort()
+    const now = this.clock.now()
+    let wakeUp: () => void = () => {}
+    const drain: Drain = {
+      reason,
+      startedAt: now,
+      phase: 'deregistering',
+      deregisteredAt: null,
+      windowEndsAt: now + this.window.totalMs,
+      requestsAtStart: this.inflight.total,
+      problems: [],
+      abort: new AbortController(),
+      promise: null as unknown as Promise<OfflineReport>,
+      wake: () => wakeUp()
+    }
+    this.#drain = drain
+    this.#lastDrainAbort = drain.abort
+    this.#transition('draining', reason)
+    this.options.earlyOffline?.begin(now)
+    drain.promise = this.#runDrain(drain, (fn) => { wakeUp = fn })
+    return drain.promise
+  }
+
+  async #runDrain (drain: Drain, setWake: (fn: () => void) => void): Promise<OfflineReport> {
+    const o = this.options
+    const signal = drain.abort.signal
+    const problem = (step: string, err: unknown): void => { drain.problems.push(this.#problem(step, err)) }
+    const unwatch = o.earlyOffline?.onChange(() => drain.wake())
+    let outcome: OfflineReport['outcome'] = 'offline'
+    let windowEndedAt: number | null = null
+    let endedEarly = false
+    let sidecarMs = 0
+    let inflightWaitMs = 0
+    try {
+      // Deregister in the background with retries: a failing registry never shortens
+      // the window, and a late success restarts it from the moment it took effect.
+      // Retries go on after the window (while offline) until online() or close.
+      this.#deregister(drain, signal, problem).catch(() => {})
+      drain.phase = 'window'
+      for (;;) {
+        signal.throwIfAborted()
+        const now = this.clock.now()
+        if (now >= drain.windowEndsAt) break
+        if (o.earlyOffline !== undefined && drain.deregisteredAt !== null && o.earlyOffline.pending(now) === null) { endedEarly = true; break }
+        const woken = new Promise<void>((resolve) => setWake(resolve))
+        const timer = new AbortController()
+        await Promise.race([sleep(this.clock, drain.windowEndsAt - now, AbortSignal.any([signal, timer.signal])).catch(() => {}), woken])
+        timer.abort()
+      }
+      windowEndedAt = this.clock.now()
+      if (drain.deregisteredAt === null) problem('deregister', new Error('the registry has not confirmed deregistration by the end of the window; consumers may still route here (retrying in the background)'))
+
+      drain.phase = 'sidecar'
+      const sidecarStart = this.clock.now()
+      for (const step of o.afterWindow) await this.#runDrainStep(step, signal, problem)
+      sidecarMs = this.clock.now() - sidecarStart
+
+      drain.phase = 'inflight'
+      const inflightStart = this.clock.now()
+      if (this.inflight.count > 0) {
+        const bound = new AbortController()
+        const idle = this.inflight.idle(AbortSignal.any([signal, bound.signal])).then(() => true, () => false)
+        const timedOut = sleep(this.clock, o.maxRequestMs, AbortSignal.any([signal, bound.signal])).then(() => false, () => false)
+        const drained = await Promise.race([idle, timedOut])
+        bound.abort()
+        signal.throwIfAborted()
+        if (!drained) problem('in-flight drain', new Error(`${this.inflight.count} request(s) still in flight after maxRequestMs (${o.maxRequestMs} ms)`))
+      }
+      inflightWaitMs = this.clock.now() - inflightStart
+    } catch (err) {
+      if (!signal.aborted) throw err
+      outcome = signal.reason === CANCELLED ? 'cancelled' : 'cut'
+      if (outcome === 'cut') problem('offline sequence', new Error(`cut short in phase '${drain.phase}' (${String((signal.reason as Error)?.message ?? signal.reason)}), ${this.inflight.count} request(s) in flight`))
+    } finally {
+      unwatch?.()
+    }
+    const report = this.#report(outcome, drain.reason, drain.startedAt, drain.deregisteredAt, windowEndedAt, endedEarly, sidecarMs, inflightWaitMs, drain.problems)
+    report.requestsWhileDraining = this.inflight.total - drain.requestsAtStart
+    this.#drain = null
+    this.#lastReport = report
+    if (outcome === 'offline') this.#transition('offline', endedEarly ? 'drained (window ended early)' : 'drained')
+    this.#log.info({ lameduck: { offline: report } }, `lameduck: offline sequence ${outcome} after ${report.totalMs} ms`)
+    this.emit('offline', report)
+    return report
+  }
+
+  async #deregister (drain: Drain, signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<void> {
+    const o = this.options
+    const instance = this.#instance
+    if (o.registry === undefined || instance === null) {
+      drain.deregisteredAt = drain.startedAt
+      return
+    }
+    try {
+      await retry(async () => {
+        await withTimeout(o.registry!.deregister(instance), o.registryTimeoutMs, () => new TimeoutError('registry deregister', o.registryTimeoutMs), this.clock)
+      }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err) })
+    } catch { return }
+    const at = this.clock.now()
+    drain.deregisteredAt = at
+    // The window runs from the moment consumers could start to see the change.
+    drain.windowEndsAt = Math.max(drain.windowEndsAt, at + this.window.totalMs)
+    this.#instance = null
+    this.#registeredAt = null
+    this.emit('deregistered', instance)
+    drain.wake()
+  }
+
+  async #runDrainStep (step: DrainStep, signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<void> {
+    const started = this.clock.now()
+    try {
+      await step.run({ signal, clock: this.clock, logger: this.#log, problem: (err) => problem(step.name, err) })
+      this.#log.info({ lameduck: { step: step.name, ms: this.clock.now() - started } }, `lameduck: ${step.name} done`)
+    } catch (err) {
+      if (signal.aborted) throw err
+      problem(step.name, err)
+    }
+  }
+
+  #report (outcome: OfflineReport['outcome'], reason: string, startedAt: number, deregisteredAt: number | null, windowEndedAt: number | null, endedEarly: boolean, sidecarMs: number, inflightWaitMs: number, problems: Problem[]): OfflineReport {
+    const endedAt = this.clock.now()
+    return {
+      outcome,
+      reason,
+      startedAt,
+      deregisteredAt,
+      windowMs: this.window.totalMs,
+      windowEndedAt,
+      endedEarly,
+      sidecarMs,
+      inflightWaitMs,
+      endedAt,
+      totalMs: endedAt - startedAt,
+      requestsWhileDraining: 0,
+      inflightAtEnd: this.inflight.count,
+      problems: [...problems]
+    }
+  }
+}
+
+export function createLifecycle (options?: LifecycleOptions): Lifecycle {
+  return new Lifecycle(options)
+}
+
+export type { Registry }

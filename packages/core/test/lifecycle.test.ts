@@ -1,0 +1,193 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createLifecycle, memoryRegistry, virtualClock, ClosingError, InvalidTransitionError, InvalidOptionError, type Registry, type Instance, type LifecycleOptions } from '@lameduck/core'
+
+const base = { id: '127.0.0.1:orders:3000', service: 'orders', host: '127.0.0.1', port: 3000 }
+
+function setup (options: Partial<LifecycleOptions> = {}) {
+  const clock = virtualClock()
+  const registry = memoryRegistry({ clock })
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 30_000, clientFetchMs: 30_000, balancerRefreshMs: 30_000 }, ...options })
+  const states: string[] = []
+  lifecycle.on('state', (c) => states.push(c.to))
+  return { clock, registry, lifecycle, states }
+}
+
+test('registers only after delay and readiness, with warmup metadata stamped at registration', async () => {
+  let dbUp = false
+  const { clock, registry, lifecycle, states } = setup({ delayMs: 5_000, readiness: [() => dbUp], readinessIntervalMs: 1_000, warmupMs: 120_000, weight: 50 })
+  const started = lifecycle.start(base)
+  await clock.advance(4_999)
+  assert.equal(lifecycle.state, 'waiting')
+  await clock.advance(10_000) // delay over, readiness still failing
+  assert.equal(lifecycle.state, 'waiting')
+  assert.equal(registry.registered('orders').length, 0)
+  dbUp = true
+  const t = clock.now()
+  await clock.advance(1_000)
+  await started
+  assert.equal(lifecycle.state, 'serving')
+  const [registered] = registry.registered('orders')
+  assert.ok(registered)
+  assert.equal(registered.metadata['lameduck.registeredAt'], String(lifecycle.registeredAt))
+  assert.ok(lifecycle.registeredAt! >= t, 'registeredAt is taken at registration, not at process start')
+  assert.equal(registered.metadata['lameduck.warmup'], '120000')
+  assert.equal(registered.metadata['lameduck.weight'], '50')
+  assert.equal(registered.metadata.timestamp, registered.metadata['lameduck.registeredAt'])
+  assert.equal(registered.metadata.warmup, '120000')
+  assert.equal(registered.metadata.weight, '50')
+  assert.equal(lifecycle.warming, true)
+  await clock.advance(120_000)
+  assert.equal(lifecycle.warming, false)
+  assert.deepEqual(states, ['waiting', 'registering', 'serving'])
+})
+
+test('readiness that never passes fails startup at the timeout', async () => {
+  const { clock, lifecycle } = setup({ readiness: [() => { throw new Error('db down') }], readinessTimeoutMs: 3_000, readinessIntervalMs: 1_000 })
+  const started = lifecycle.start(base)
+  const outcome = assert.rejects(started, /readiness checks \(last failure: readiness\[0\] threw: db down\) did not complete within 3000 ms/)
+  await clock.advance(5_000)
+  await outcome
+  assert.equal(lifecycle.state, 'waiting')
+})
+
+test('offline deregisters at once, serves through the window, waits for in-flight, then goes offline', async () => {
+  const { clock, registry, lifecycle, states } = setup({ maxRequestMs: 10_000 })
+  await clockStart(clock, lifecycle)
+  lifecycle.inflight.start() // a slow request in flight at /offline
+  const done = lifecycle.offline('admin')
+  await clock.advance(0)
+  assert.equal(lifecycle.state, 'draining')
+  assert.equal(registry.registered('orders').length, 0, 'deregistered at once')
+  await clock.advance(89_999)
+  assert.equal(lifecycle.state, 'draining', 'still draining until the window has passed')
+  assert.equal(lifecycle.drain?.phase, 'window')
+  await clock.advance(1)
+  assert.equal(lifecycle.drain?.phase, 'inflight', 'window over, waiting for the request in flight')
+  await clock.advance(3_000)
+  lifecycle.inflight.end()
+  const report = await done
+  assert.equal(lifecycle.state, 'offline')
+  assert.equal(report.outcome, 'offline')
+  assert.equal(report.windowMs, 90_000)
+  assert.equal(report.totalMs, 93_000)
+  assert.equal(report.inflightWaitMs, 3_000)
+  assert.deepEqual(states.slice(-2), ['draining', 'offline'])
+})
+
+test('repeated offline() joins the running sequence; online() from draining and offline re-registers', async () => {
+  const { clock, registry, lifecycle } = setup()
+  await clockStart(clock, lifecycle)
+  const first = lifecycle.offline('admin')
+  await clock.advance(10_000)
+  const second = lifecycle.offline('admin again')
+  assert.equal(first, second, 'the same promise: joined')
+  const back = lifecycle.online('admin')
+  const cancelled = await first
+  assert.equal(cancelled.outcome, 'cancelled')
+  await clock.advance(0)
+  await back
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(registry.registered('orders').length, 1)
+  const report = lifecycle.offline()
+  await clock.advance(90_000)
+  assert.equal((await report).outcome, 'offline')
+  assert.equal(registry.registered('orders').length, 0)
+  await lifecycle.online()
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(registry.registered('orders').length, 1)
+})
+
+test('online() while closing is refused; shutdown runs the whole offline sequence first', async () => {
+  const { clock, registry, lifecycle, states } = setup()
+  await clockStart(clock, lifecycle)
+  const down = lifecycle.shutdown('SIGTERM')
+  await clock.advance(0)
+  assert.equal(lifecycle.state, 'draining')
+  await assert.rejects(lifecycle.online(), ClosingError, 'no going back once shutting down')
+  await clock.advance(90_000)
+  const report = await down
+  assert.equal(report?.outcome, 'offline')
+  assert.equal(lifecycle.state, 'closing')
+  await assert.rejects(lifecycle.online(), (err: unknown) => err instanceof ClosingError && (err as ClosingError).code === 'LAMEDUCK_ERR_CLOSING')
+  await lifecycle.stopped()
+  assert.deepEqual(states, ['waiting', 'registering', 'serving', 'draining', 'offline', 'closing', 'stopped'])
+  assert.equal(registry.registered('orders').length, 0)
+})
+
+test('a failing registry never shortens the window and is reported', async () => {
+  const clock = virtualClock()
+  const calls: string[] = []
+  let failDeregister = 3
+  const registry: Registry = {
+    async register () { calls.push('register') },
+    async deregister () { calls.push('deregister'); if (failDeregister-- > 0) throw new Error('503 from registry') },
+    async close () {}
+  }
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 10_000 }, registryBackoff: { initialMs: 1_000, jitter: 0 } })
+  await clockStart(clock, lifecycle)
+  const done = lifecycle.offline()
+  // attempts at 0, 1 s, 3 s (backoff 1 s, 2 s), success at 7 s (4 s later) → window ends at 17 s
+  await clock.advance(16_999)
+  assert.equal(lifecycle.state, 'draining', 'the window runs from the confirmed deregistration')
+  await clock.advance(1)
+  const report = await done
+  assert.equal(report.outcome, 'offline')
+  assert.equal(report.deregisteredAt! - report.startedAt, 7_000)
+  assert.equal(report.totalMs, 17_000)
+  assert.equal(report.problems.length, 3)
+  assert.match(report.problems[0]!.message, /503 from registry/)
+  assert.equal(calls.filter((c) => c === 'deregister').length, 4)
+})
+
+test('a registry that is down for the whole window: the full window is still waited', async () => {
+  const clock = virtualClock()
+  const registry: Registry = { async register () {}, async deregister () { throw new Error('ECONNREFUSED') }, async close () {} }
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 10_000 } })
+  await clockStart(clock, lifecycle)
+  const done = lifecycle.offline()
+  await clock.advance(9_999)
+  assert.equal(lifecycle.state, 'draining')
+  await clock.advance(1)
+  const report = await done
+  assert.equal(report.totalMs, 10_000)
+  assert.match(report.problems.map((p) => p.message).join('\n'), /has not confirmed deregistration/)
+  await lifecycle.stopped()
+})
+
+test('registration retries until the registry answers', async () => {
+  const clock = virtualClock()
+  let down = true
+  const seen: Instance[] = []
+  const registry: Registry = { async register (i) { if (down) throw new Error('ECONNREFUSED'); seen.push(i) }, async deregister () {}, async close () {} }
+  const lifecycle = createLifecycle({ registry, clock, registryBackoff: { initialMs: 1_000, maxMs: 1_000, jitter: 0 } })
+  const started = lifecycle.start(base)
+  await clock.advance(5_000)
+  assert.equal(lifecycle.state, 'registering')
+  down = false
+  await clock.advance(1_000)
+  await started
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(seen.length, 1)
+  assert.ok(lifecycle.status().problems)
+})
+
+test('guarded transitions and option validation give clear errors', async () => {
+  const { lifecycle } = setup()
+  lifecycle.start(base)
+  assert.throws(() => lifecycle.start(base), InvalidTransitionError)
+  assert.throws(() => createLifecycle({ delayMs: -1 }), (e: unknown) => e instanceof InvalidOptionError && /delayMs: must be a non-negative number/.test((e as Error).message))
+  assert.throws(() => createLifecycle({ readiness: ['x'] as never }), /readiness: must be an array of functions/)
+  assert.throws(() => createLifecycle({ registry: {} as never }), /registry: must implement register\(\)/)
+  assert.throws(() => createLifecycle({ weight: Number.NaN }), /weight: must be a non-negative number/)
+  await lifecycle.offline()
+  assert.equal(lifecycle.state, 'offline', 'offline before registering skips the drain')
+  assert.equal(lifecycle.lastReport?.outcome, 'skipped')
+})
+
+async function clockStart (clock: ReturnType<typeof virtualClock>, lifecycle: ReturnType<typeof createLifecycle>): Promise<void> {
+  const started = lifecycle.start(base)
+  await clock.advance(0)
+  await started
+  assert.equal(lifecycle.state, 'serving')
+}

@@ -1,0 +1,103 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { ClosingError, InvalidOptionError, type Lifecycle } from '@lameduck/core'
+import { bearerChecker } from './auth.ts'
+import { renderMetrics, type ConnectionStats } from './metrics.ts'
+
+export interface AdminContext {
+  host: string
+  port: number
+  token: string | undefined
+  lifecycle: Lifecycle
+  logger: FastifyBaseLogger
+  connections: () => ConnectionStats
+  /** Extra fields for /status (early-offline progress, sidecar). */
+  extraStatus: () => Record<string, unknown>
+}
+
+export interface AdminServer { url: string, port: number, close(): Promise<void> }
+
+interface WaitQuery { wait?: string }
+
+function wants (value: string | undefined): boolean {
+  return value !== undefined && value !== 'false' && value !== '0'
+}
+
+/** The admin listener: offline/online/status/metrics, on loopback by default, optional bearer token. */
+export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
+  const { lifecycle } = ctx
+  const log = ctx.logger.child({ lameduck: 'admin' })
+  // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
+  const admin: FastifyInstance = Fastify({ loggerInstance: log, bodyLimit: 1024, requestTimeout: 0, return503OnClosing: false, forceCloseConnections: true })
+
+  const check = ctx.token === undefined ? undefined : bearerChecker(ctx.token)
+  admin.addHook('onRequest', async function lameduckAdminAuth (req, reply) {
+    if (check !== undefined && !check(req.headers.authorization)) {
+      log.warn({ caller: req.ip, method: req.method, url: req.url }, 'lameduck admin: rejected request with a missing or wrong token')
+      return reply.code(401).header('www-authenticate', 'Bearer realm="lameduck"').send({ error: 'unauthorized', message: 'send the admin token as: authorization: Bearer <token>' })
+    }
+  })
+
+  const windowInfo = () => ({ windowMs: lifecycle.window.totalMs, breakdown: lifecycle.window.breakdown })
+
+  async function offline (req: { ip: string, query: WaitQuery }, reply: import('fastify').FastifyReply) {
+    const wait = wants(req.query.wait)
+    log.info({ caller: req.ip, action: 'offline', wait, state: lifecycle.state }, 'lameduck admin: offline requested')
+    let done
+    try {
+      done = lifecycle.offline('admin /offline')
+    } catch (err) {
+      return reply.code(409).send({ error: 'conflict', message: (err as Error).message, state: lifecycle.state })
+    }
+    if (!wait) {
+      done.catch(() => {})
+      const drain = lifecycle.drain
+      return reply.code(202).send({ state: lifecycle.state, ...windowInfo(), startedAt: drain?.startedAt ?? null, deadline: drain?.windowEndsAt ?? null, drain })
+    }
+    try {
+      const report = await done
+      return reply.code(200).send({ state: lifecycle.state, report, connections: ctx.connections() })
+    } catch (err) {
+      return reply.code(409).send({ error: 'conflict', message: (err as Error).message, state: lifecycle.state })
+    }
+  }
+
+  async function online (req: { ip: string, query: WaitQuery }, reply: import('fastify').FastifyReply) {
+    const wait = wants(req.query.wait)
+    log.info({ caller: req.ip, action: 'online', wait, state: lifecycle.state }, 'lameduck admin: online requested')
+    if (lifecycle.shuttingDown) return reply.code(409).send({ error: 'conflict', message: new ClosingError(lifecycle.state).message, state: lifecycle.state })
+    try {
+      const done = lifecycle.online('admin /online')
+      if (!wait) {
+        done.catch(() => {})
+        return reply.code(202).send({ state: lifecycle.state })
+      }
+      await done
+      return reply.code(200).send({ state: lifecycle.state })
+    } catch (err) {
+      return reply.code(err instanceof ClosingError ? 409 : 500).send({ error: 'conflict', message: (err as Error).message, state: lifecycle.state })
+    }
+  }
+
+  // Admin actions are logged explicitly with the caller; Fastify's per-request info logs would be noise.
+  const quiet = { logLevel: 'warn' as const }
+  admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/offline', handler: offline, ...quiet })
+  admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/online', handler: online, ...quiet })
+  admin.get('/status', quiet, async () => ({ ...lifecycle.status(), connections: ctx.connections(), ...ctx.extraStatus() }))
+  admin.get('/metrics', quiet, async (_req, reply) => {
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(lifecycle, ctx.connections()))
+  })
+
+  try {
+    await admin.listen({ host: ctx.host, port: ctx.port, listenTextResolver: (address) => `lameduck admin listening at ${address}` })
+  } catch (err) {
+    await admin.close().catch(() => {})
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE') throw new InvalidOptionError('admin.port', `${ctx.host}:${ctx.port} is already in use (another instance in this pod?). Choose another admin.port, or admin: false to disable the admin listener`, { cause: err })
+    if (code === 'EADDRNOTAVAIL') throw new InvalidOptionError('admin.host', `${ctx.host} is not an address of this machine. Use '127.0.0.1' or the pod IP`, { cause: err })
+    throw err
+  }
+  const address = admin.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : ctx.port
+  const host = ctx.host.includes(':') ? `[${ctx.host}]` : ctx.host
+  return { url: `http://${host}:${port}`, port, close: () => admin.close() }
+}

@@ -1,0 +1,219 @@
+import { isIP } from 'node:net'
+import { InvalidOptionError, assertDuration, propagationWindow, type PropagationWindow, type ReadinessCheck, type Registry, type WindowsInput } from '@lameduck/core'
+
+export interface AdminOptions {
+  /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
+  host?: string
+  /** Default 54199 (the port EDAS made familiar). 0 picks a free port (tests). */
+  port?: number
+  /** Bearer token required on every admin request when set. */
+  token?: string
+}
+
+export interface SidecarOptions {
+  /** Envoy admin URL, e.g. 'http://127.0.0.1:15000'. */
+  envoyAdmin: string
+  /** Register only once Envoy's /ready says LIVE. Default true. */
+  waitReady?: boolean
+  /** How long to wait for LIVE before startup fails. Default 60 000. */
+  readyTimeoutMs?: number
+  /** After the window: 'listeners' (POST /drain_listeners?inboundonly&graceful), 'healthcheck' (POST /healthcheck/fail) or false. Default 'listeners'. */
+  drain?: 'listeners' | 'healthcheck' | false
+  /** Wait until Envoy's active downstream connections are at most this. Default 0. */
+  maxOpenConnections?: number
+  /** Bound on the sidecar drain phase. Default 30 000. */
+  drainTimeoutMs?: number
+}
+
+export interface LameduckOptions {
+  /** Registry app / service name (required). */
+  service: string
+  /** Advertised address. Default: POD_IP, else the first non-loopback IPv4. */
+  host?: string
+  /** Advertised port. Default: the port the app listens on. */
+  port?: number
+  /** Instance id in the registry. Default `${host}:${service}:${port}`. */
+  instanceId?: string
+  /** Extra metadata published with the instance. */
+  metadata?: Record<string, string>
+  /** eurekaRegistry(), nacosRegistry(), memoryRegistry(); omit for none (Kubernetes Service only). */
+  registry?: Registry
+  /** ms to wait after listen before readiness checks start. Default 0. */
+  delay?: number
+  /** All must pass before registering and before /health/ready is 200. */
+  readiness?: ReadinessCheck[]
+  /** Startup fails (and /health/live turns 503) if readiness has not passed by then. Default 60 000. */
+  readinessTimeoutMs?: number
+  /** Warmup published as metadata, ms. Default 120 000. */
+  warmup?: number
+  /** Weight published as metadata. Default 100. */
+  weight?: number
+  /** Propagation window: preset or parts. Default: the registry's suggestion, else 'kubernetes'. */
+  windows?: WindowsInput
+  /** Longest request the service serves; bounds the in-flight wait. Default 30 000. */
+  maxRequestMs?: number
+  /** Envoy sidecar coordination. */
+  sidecar?: SidecarOptions | false
+  /** Admin listener; false disables it. */
+  admin?: AdminOptions | false
+  /** Signals that run the offline sequence and then close. Default ['SIGTERM', 'SIGINT']; [] or false disables. */
+  signals?: NodeJS.Signals[] | false
+  /** Bound on the whole signal-driven shutdown. Default: window + maxRequestMs + sidecar drain + 5 s. */
+  shutdownTimeoutMs?: number
+  /** End draining early once every consumer was told (all lameduck-aware). Default false. */
+  earlyOffline?: boolean | { quietMs?: number }
+  /** Paths of the probe routes on the app listener; false to not add them. */
+  routes?: { ready?: string, live?: string } | false
+}
+
+export interface ResolvedOptions {
+  service: string
+  host: string | undefined
+  port: number | undefined
+  instanceId: string | undefined
+  metadata: Record<string, string>
+  registry: Registry | undefined
+  delay: number
+  readiness: ReadinessCheck[]
+  readinessTimeoutMs: number
+  warmup: number
+  weight: number
+  window: PropagationWindow
+  maxRequestMs: number
+  sidecar: Required<SidecarOptions> | false
+  admin: Required<Omit<AdminOptions, 'token'>> & { token: string | undefined } | false
+  signals: NodeJS.Signals[]
+  shutdownTimeoutMs: number
+  earlyOffline: { quietMs: number } | false
+  routes: { ready: string, live: string } | false
+}
+
+const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delay', 'readiness', 'readinessTimeoutMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes'])
+
+function type (v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  return typeof v === 'string' ? `'${v}'` : typeof v
+}
+
+function isLoopback (host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host)
+}
+
+function port (name: string, v: unknown, allowZero: boolean): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < (allowZero ? 0 : 1) || v > 65535) {
+    throw new InvalidOptionError(name, `must be an integer port ${allowZero ? '0' : '1'}–65535, got ${type(v)}`)
+  }
+  return v
+}
+
+/** Validates the plugin options once, at register time. Every error names the option and the fix. */
+export function resolveOptions (input: LameduckOptions, suggestedWindows?: WindowsInput): ResolvedOptions {
+  if (typeof input !== 'object' || input === null) throw new InvalidOptionError('options', `expected an object, got ${type(input)}`)
+  for (const key of Object.keys(input)) {
+    if (!KNOWN.has(key)) throw new InvalidOptionError(key, `unknown option; known options are ${[...KNOWN].join(', ')}`)
+  }
+  const o = input
+  if (typeof o.service !== 'string' || o.service.trim() === '') throw new InvalidOptionError('service', `required: the registry app / service name, e.g. service: 'orders' (got ${type(o.service)})`)
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new InvalidOptionError('host', `must be the address consumers reach this instance at, e.g. process.env.POD_IP (got ${type(o.host)})`)
+  if (o.port !== undefined) port('port', o.port, false)
+  if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || o.instanceId === '')) throw new InvalidOptionError('instanceId', `must be a non-empty string (got ${type(o.instanceId)})`)
+  if (o.metadata !== undefined) {
+    if (typeof o.metadata !== 'object' || o.metadata === null || Array.isArray(o.metadata)) throw new InvalidOptionError('metadata', `must be an object of strings (got ${type(o.metadata)})`)
+    for (const [k, v] of Object.entries(o.metadata)) if (typeof v !== 'string') throw new InvalidOptionError(`metadata.${k}`, `must be a string (got ${type(v)})`)
+  }
+  const duration = (name: keyof LameduckOptions, fallback: number): number => {
+    const v = o[name] ?? fallback
+    assertDuration(name, v)
+    return v
+  }
+  const delay = duration('delay', 0)
+  const readinessTimeoutMs = duration('readinessTimeoutMs', 60_000)
+  const warmup = duration('warmup', 120_000)
+  const maxRequestMs = duration('maxRequestMs', 30_000)
+  if (o.readiness !== undefined && (!Array.isArray(o.readiness) || o.readiness.some((c) => typeof c !== 'function'))) {
+    throw new InvalidOptionError('readiness', 'must be an array of functions, e.g. [async () => db.ping()]')
+  }
+  const weight = o.weight ?? 100
+  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw new InvalidOptionError('weight', `must be a non-negative number (got ${type(weight)})`)
+  const window = propagationWindow(o.windows ?? suggestedWindows ?? 'kubernetes')
+
+  let sidecar: ResolvedOptions['sidecar'] = false
+  if (o.sidecar !== undefined && o.sidecar !== false) {
+    const s = o.sidecar
+    if (typeof s !== 'object' || s === null) throw new InvalidOptionError('sidecar', `must be an object like { envoyAdmin: 'http://127.0.0.1:15000' } or false (got ${type(s)})`)
+    if (typeof s.envoyAdmin !== 'string' || !URL.canParse(s.envoyAdmin)) { throw new InvalidOptionError('sidecar.envoyAdmin', `must be the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (got ${type(s.envoyAdmin)})`) }
+    if (s.drain !== undefined && s.drain !== false && s.drain !== 'listeners' && s.drain !== 'healthcheck') throw new InvalidOptionError('sidecar.drain', `must be 'listeners', 'healthcheck' or false (got ${type(s.drain)})`)
+    if (s.waitReady !== undefined && typeof s.waitReady !== 'boolean') throw new InvalidOptionError('sidecar.waitReady', `must be a boolean (got ${type(s.waitReady)})`)
+    const readyTimeoutMs = s.readyTimeoutMs ?? 60_000
+    assertDuration('sidecar.readyTimeoutMs', readyTimeoutMs)
+    const drainTimeoutMs = s.drainTimeoutMs ?? 30_000
+    assertDuration('sidecar.drainTimeoutMs', drainTimeoutMs)
+    const maxOpenConnections = s.maxOpenConnections ?? 0
+    if (!Number.isInteger(maxOpenConnections) || maxOpenConnections < 0) throw new InvalidOptionError('sidecar.maxOpenConnections', `must be a non-negative integer (got ${type(maxOpenConnections)})`)
+    sidecar = { envoyAdmin: s.envoyAdmin, waitReady: s.waitReady ?? true, readyTimeoutMs, drain: s.drain ?? 'listeners', maxOpenConnections, drainTimeoutMs }
+  }
+
+  let admin: ResolvedOptions['admin'] = false
+  if (o.admin !== false) {
+    const a = o.admin ?? {}
+    if (typeof a !== 'object' || a === null) throw new InvalidOptionError('admin', `must be an object like { host, port, token } or false (got ${type(a)})`)
+    const host = a.host ?? '127.0.0.1'
+    if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError('admin.host', `must be an IP address to bind, e.g. '127.0.0.1' (got ${type(host)})`)
+    const p = port('admin.port', a.port ?? 54199, true)
+    if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError('admin.token', 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
+    if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError('admin.token', `required when admin.host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set admin.token or bind admin.host to 127.0.0.1`)
+    admin = { host, port: p, token: a.token }
+  }
+
+  let signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
+  if (o.signals === false) signals = []
+  else if (o.signals !== undefined) {
+    if (!Array.isArray(o.signals) || o.signals.some((s) => typeof s !== 'string' || !/^SIG[A-Z0-9]+$/.test(s))) throw new InvalidOptionError('signals', `must be an array of signal names like ['SIGTERM', 'SIGINT'], or false (got ${type(o.signals)})`)
+    signals = o.signals
+  }
+
+  const sidecarBound = sidecar === false ? 0 : sidecar.drainTimeoutMs
+  const shutdownTimeoutMs = duration('shutdownTimeoutMs', window.totalMs + sidecarBound + maxRequestMs + 5_000)
+  if (window.totalMs > shutdownTimeoutMs) {
+    throw new InvalidOptionError('shutdownTimeoutMs', `${shutdownTimeoutMs} ms is shorter than the propagation window (${window.totalMs} ms: ${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')}): a shutdown would stop while consumers still route here. Raise shutdownTimeoutMs (and terminationGracePeriodSeconds) to at least ${window.totalMs + maxRequestMs} ms, or lower the windows`)
+  }
+
+  let earlyOffline: ResolvedOptions['earlyOffline'] = false
+  if (o.earlyOffline === true) earlyOffline = { quietMs: 1_000 }
+  else if (typeof o.earlyOffline === 'object' && o.earlyOffline !== null) {
+    const quietMs = o.earlyOffline.quietMs ?? 1_000
+    assertDuration('earlyOffline.quietMs', quietMs)
+    earlyOffline = { quietMs }
+  } else if (o.earlyOffline !== undefined && o.earlyOffline !== false) throw new InvalidOptionError('earlyOffline', `must be a boolean or { quietMs } (got ${type(o.earlyOffline)})`)
+
+  let routes: ResolvedOptions['routes'] = { ready: '/health/ready', live: '/health/live' }
+  if (o.routes === false) routes = false
+  else if (o.routes !== undefined) {
+    const r = o.routes
+    for (const k of ['ready', 'live'] as const) if (r[k] !== undefined && (typeof r[k] !== 'string' || !r[k].startsWith('/'))) throw new InvalidOptionError(`routes.${k}`, `must be a path starting with '/' (got ${type(r[k])})`)
+    routes = { ready: r.ready ?? '/health/ready', live: r.live ?? '/health/live' }
+  }
+
+  return {
+    service: o.service,
+    host: o.host,
+    port: o.port,
+    instanceId: o.instanceId,
+    metadata: o.metadata ?? {},
+    registry: o.registry,
+    delay,
+    readiness: o.readiness ?? [],
+    readinessTimeoutMs,
+    warmup,
+    weight,
+    window,
+    maxRequestMs,
+    sidecar,
+    admin,
+    signals,
+    shutdownTimeoutMs,
+    earlyOffline,
+    routes
+  }
+}

@@ -1,0 +1,31 @@
+// Runs every test file of the repo in one `node --test` run, so CI ends with the
+// runner's own summary. Test files import workspace packages through the
+// `@lameduck/source` export condition: TypeScript sources run directly, no build needed.
+//   node scripts/test.ts                  all tests
+//   node scripts/test.ts packages/core    only files under that path
+import { spawn } from 'node:child_process'
+import { globSync } from 'node:fs'
+
+const roots = process.argv.slice(2).filter((a) => !a.startsWith('-'))
+const extra = process.argv.slice(2).filter((a) => a.startsWith('-'))
+const patterns = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts']
+const files = patterns.flatMap((p) => globSync(p, { exclude: (f) => f.includes('node_modules') }))
+  .filter((f) => roots.length === 0 || roots.some((r) => f.startsWith(r.replace(/\/$/, ''))))
+  .sort()
+
+if (files.length === 0) {
+  console.error(`no test files match ${roots.join(' ') || patterns.join(' ')}`)
+  process.exit(1)
+}
+
+const args = [
+  '--conditions=@lameduck/source',
+  '--test',
+  `--test-concurrency=${process.env.LAMEDUCK_TEST_CONCURRENCY ?? '3'}`,
+  '--test-timeout=180000',
+  `--test-reporter=${process.env.LAMEDUCK_TEST_REPORTER ?? 'spec'}`,
+  ...extra,
+  ...files
+]
+const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, LAMEDUCK_TEST: '1' } })
+child.on('exit', (code, signal) => { process.exitCode = code ?? (signal ? 1 : 0) })
