@@ -15,9 +15,9 @@ app.lameduck.on('state', (c) => console.log(`${at()}  ${c.from} → ${c.to}  (${
 let ok = 0
 let failed = 0
 let marked = 0
-let stop = false
+const run = { stop: false }
 const traffic = (async () => {
-  while (!stop) {
+  while (!run.stop) {
     try {
       const res = await request(`${url}/hello`)
       await res.body.dump()
@@ -34,7 +34,7 @@ await new Promise((resolve) => setTimeout(resolve, 500))
 console.log(`${at()}  POST ${admin}/offline?wait=true`)
 const res = await request(`${admin}/offline?wait=true`, { method: 'POST' })
 const { report } = await res.body.json() as { report: Record<string, unknown> }
-stop = true
+run.stop = true
 await traffic
 console.log(`${at()}  offline report: ${JSON.stringify(report)}`)
 console.log(`\nrequests ok: ${ok}, failed: ${failed}, answered with x-lameduck-state: draining: ${marked}`)
