@@ -81,10 +81,10 @@ test('repeated /offline and /offline?wait=true join the running sequence; /onlin
   t.after(() => app.close())
   await until(() => app.lameduck.state === 'serving', 'serving')
 
-  const first = await (await request(`${admin}/offline`, { method: 'POST' })).body.json() as { deadline: number }
-  const second = await (await request(`${admin}/offline`)).body.json() as { deadline: number, state: string }
+  const first = await (await request(`${admin}/offline`, { method: 'POST' })).body.json() as { startedAt: number }
+  const second = await (await request(`${admin}/offline`)).body.json() as { startedAt: number, state: string }
   assert.equal(second.state, 'draining')
-  assert.equal(second.deadline, first.deadline, 'joined: same deadline')
+  assert.equal(second.startedAt, first.startedAt, 'joined: the same sequence')
   const waited = await request(`${admin}/offline?wait=true`)
   assert.equal(waited.statusCode, 200)
   const report = await waited.body.json() as { state: string, report: { startedAt: number, outcome: string } }
