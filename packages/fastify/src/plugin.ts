@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { ConsumerTracker, Lifecycle, type DrainStep, type OfflineReport, type StartupStep } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { defaultHost } from './host.ts'
@@ -30,7 +31,6 @@ export interface LameduckDecorator {
 
 declare module 'fastify' {
   interface FastifyInstance { lameduck: LameduckDecorator }
-  interface FastifyContextConfig { lameduck?: { track?: boolean } }
 }
 
 const DRAINING_STATES = new Set(['draining', 'offline', 'closing', 'stopped'])
@@ -84,38 +84,38 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     }
   })
 
+  // Per-request work happens in one raw 'request' listener, prepended so it runs
+  // before Fastify can write headers: no Fastify hooks and no per-request closures
+  // on the hot path (see bench/overhead.ts).
   const inflight = lifecycle.inflight
   const endRequest = (): void => inflight.end()
-  app.addHook('onRequest', function lameduckOnRequest (req: FastifyRequest, reply: FastifyReply, done) {
+  const untrackedPaths = options.routes === false ? [] : [options.routes.ready, options.routes.live]
+  let marking: string | null = null // the state to announce, once draining
+  function lameduckOnRawRequest (req: IncomingMessage, res: ServerResponse): void {
     inflight.start()
-    reply.raw.once('close', endRequest)
-    if (tracker !== undefined && req.routeOptions.config.lameduck?.track !== false) {
+    res.on('close', endRequest)
+    if (marking !== null) {
+      res.setHeader('connection', 'close')
+      res.setHeader(STATE_HEADER, marking)
+    }
+    if (tracker !== undefined && !untrackedPaths.includes(req.url ?? '')) {
       const consumer = req.headers[CONSUMER_HEADER]
-      tracker.seen(typeof consumer === 'string' ? consumer : undefined)
+      const id = typeof consumer === 'string' ? consumer : undefined
+      tracker.seen(id)
+      if (marking !== null) tracker.told(id)
     }
-    done()
-  })
-  app.addHook('onSend', function lameduckOnSend (req: FastifyRequest, reply: FastifyReply, payload: unknown, done) {
-    const state = lifecycle.state
-    if (DRAINING_STATES.has(state)) {
-      reply.header('connection', 'close')
-      reply.header(STATE_HEADER, state)
-      if (tracker !== undefined) {
-        const consumer = req.headers[CONSUMER_HEADER]
-        tracker.told(typeof consumer === 'string' ? consumer : undefined)
-      }
-    }
-    done(null, payload)
-  })
+  }
+  lifecycle.on('state', (change) => { marking = DRAINING_STATES.has(change.to) ? change.to : null })
+  app.server.on('connection', trackSocket)
+  app.server.prependListener('request', lameduckOnRawRequest)
 
   if (options.routes !== false) {
-    const untracked = { lameduck: { track: false } }
-    app.get(options.routes.ready, { config: untracked, logLevel: 'warn' }, async function lameduckReady (_req, reply) {
+    app.get(options.routes.ready, { logLevel: 'warn' }, async function lameduckReady (_req, reply) {
       const state = lifecycle.state
       if (state === 'serving') return { state, warming: lifecycle.warming }
       return reply.code(503).send({ state })
     })
-    app.get(options.routes.live, { config: untracked, logLevel: 'warn' }, async function lameduckLive (_req, reply) {
+    app.get(options.routes.live, { logLevel: 'warn' }, async function lameduckLive (_req, reply) {
       if (broken !== null) return reply.code(503).send({ state: lifecycle.state, error: broken.message })
       return { state: lifecycle.state }
     })
@@ -149,7 +149,6 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
 
   app.addHook('onListen', async function lameduckOnListen () {
     if (lifecycle.state !== 'starting') return
-    app.server.on('connection', trackSocket)
     const base = instanceBase(app, options)
     lifecycle.start(base).catch((err: Error) => {
       broken = err
