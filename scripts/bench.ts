@@ -1,0 +1,30 @@
+// `npm run bench`: every benchmark, side by side with its peer in the same run,
+// written as a markdown table to bench-results/RESULTS.md (date, machine, ratios).
+// Not part of `npm test`.
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { cpus, totalmem } from 'node:os'
+import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
+
+const sections: string[] = []
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
+const started = new Date()
+
+console.log('== plugin overhead: hello-world Fastify, bare vs with @lameduck/fastify')
+const overhead = await benchOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
+console.log(overhead.table)
+sections.push(`## Plugin overhead\n\nautocannon, 50 connections, server in a child process, ${overhead.rounds} alternating rounds.\n\n${overhead.table}`)
+
+// Package benchmarks that print their own markdown (balancer, rollout lab).
+for (const script of ['packages/balancer/bench/index.ts', 'packages/devkit/bench/rollout.ts']) {
+  if (!existsSync(script)) continue
+  console.log(`\n== ${script}`)
+  const out = execFileSync(process.execPath, ['--conditions=@lameduck/source', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
+  console.log(out)
+  sections.push(out.trim())
+}
+
+mkdirSync('bench-results', { recursive: true })
+const doc = `# lameduck benchmarks\n\n${started.toISOString()} on ${machine}.\n\n${sections.join('\n\n')}\n`
+writeFileSync('bench-results/RESULTS.md', doc)
+console.log('\nwrote bench-results/RESULTS.md')
