@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { ConsumerTracker, Lifecycle, type DrainStep, type OfflineReport, type StartupStep } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
@@ -7,6 +6,7 @@ import { defaultHost } from './host.ts'
 import { resolveOptions, type LameduckOptions, type ResolvedOptions } from './options.ts'
 import { installSignals } from './signals.ts'
 import { sidecarSteps } from './sidecar.ts'
+import { IdleSweeper, kBusy, kUsed, type TrackedSocket } from './idle-sweeper.ts'
 
 export const CONSUMER_HEADER = 'x-lameduck-consumer'
 export const STATE_HEADER = 'x-lameduck-state'
@@ -64,10 +64,10 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
   }
 
   // Connection bookkeeping for drain: close idle keep-alive sockets when draining starts, count closes.
-  const sockets = new Set<Socket>()
+  const sockets = new Set<TrackedSocket>()
   let closedWhileDraining = 0
   const connections = () => ({ open: sockets.size, closedWhileDraining })
-  function trackSocket (socket: Socket): void {
+  function trackSocket (socket: TrackedSocket): void {
     sockets.add(socket)
     socket.once('close', () => {
       sockets.delete(socket)
@@ -76,23 +76,23 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
   }
 
   let broken: Error | null = null
-  lifecycle.on('state', (change) => {
-    if (change.to === 'draining') {
-      // Keep-alive clients waiting on an idle socket would otherwise hold on to
-      // this instance past the window; every later response also says close.
-      app.server.closeIdleConnections?.()
-    }
-  })
 
   // Per-request work happens in one raw 'request' listener, prepended so it runs
   // before Fastify can write headers: no Fastify hooks and no per-request closures
   // on the hot path (see bench/overhead.ts).
   const inflight = lifecycle.inflight
-  const endRequest = (): void => inflight.end()
+  function endRequest (this: ServerResponse): void {
+    inflight.end()
+    const socket = this.req.socket as TrackedSocket | null
+    if (socket) socket[kBusy]--
+  }
   const untrackedPaths = options.routes === false ? [] : [options.routes.ready, options.routes.live]
   let marking: string | null = null // the state to announce, once draining
   function lameduckOnRawRequest (req: IncomingMessage, res: ServerResponse): void {
     inflight.start()
+    const socket = req.socket as TrackedSocket
+    socket[kBusy] = (socket[kBusy] ?? 0) + 1
+    socket[kUsed] = inflight.total
     res.on('close', endRequest)
     if (marking !== null) {
       res.setHeader('connection', 'close')
@@ -105,7 +105,13 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
       if (marking !== null) tracker.told(id)
     }
   }
-  lifecycle.on('state', (change) => { marking = DRAINING_STATES.has(change.to) ? change.to : null })
+  const sweeper = new IdleSweeper(sockets)
+  lifecycle.on('state', (change) => {
+    marking = DRAINING_STATES.has(change.to) ? change.to : null
+    // Keep-alive clients parked on an idle socket would hold on to this instance
+    // past the window; busy ones are moved off by `connection: close`.
+    if (marking !== null) sweeper.start(); else sweeper.stop()
+  })
   app.server.on('connection', trackSocket)
   app.server.prependListener('request', lameduckOnRawRequest)
 
@@ -161,6 +167,7 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     lifecycle.beginClose('app.close()')
   })
   app.addHook('onClose', async function lameduckOnClose () {
+    sweeper.stop()
     uninstallSignals()
     await admin?.close()
     await lifecycle.stopped('closed')
