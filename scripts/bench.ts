@@ -19,7 +19,7 @@ sections.push(`## Plugin overhead\n\nautocannon, 50 connections, server in a chi
 for (const script of ['packages/balancer/bench/index.ts', 'packages/devkit/bench/rollout.ts']) {
   if (!existsSync(script)) continue
   console.log(`\n== ${script}`)
-  const out = execFileSync(process.execPath, ['--conditions=@lameduck/source', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
+  const out = execFileSync(process.execPath, ['--expose-gc', '--conditions=@lameduck/source', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
   console.log(out)
   sections.push(out.trim())
 }

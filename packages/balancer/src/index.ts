@@ -1,1 +1,9 @@
-export {}
+export { Balancer, createBalancer } from './balancer.ts'
+export type { BalancerStats } from './balancer.ts'
+export type { BalancerOptions, SlowStartConfig } from './options.ts'
+export type { ServiceStats, InstanceStats } from './service-table.ts'
+export { staticDiscovery } from './static-discovery.ts'
+export type { StaticDiscovery, StaticInstance, StaticAddress, StaticInput } from './static-discovery.ts'
+export { NoInstanceError, UnknownServiceError } from './errors.ts'
+export type { NoInstanceReason, InstanceCounts } from './errors.ts'
+export { CONSUMER_HEADER, STATE_HEADER } from './headers.ts'

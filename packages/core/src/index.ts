@@ -7,6 +7,7 @@ export { propagationWindow, isWindowPreset, assertDuration, WINDOW_PRESETS, WIND
 export type { WindowParts, WindowPreset, WindowsInput, PropagationWindow, WindowBreakdownItem } from './windows.ts'
 export { linearWarmupWeight, slowStartWeight } from './warmup.ts'
 export type { WarmupCurve, SlowStartOptions } from './warmup.ts'
+export { CONSUMER_HEADER, STATE_HEADER, LEAVING_STATES } from './headers.ts'
 export { InFlightTracker } from './inflight.ts'
 export { ConsumerTracker } from './early-offline.ts'
 export type { ConsumerTrackerOptions } from './early-offline.ts'

@@ -8,10 +8,11 @@
  */
 export function linearWarmupWeight (uptimeMs: number, warmupMs: number, weight: number): number {
   if (weight <= 0) return 0
-  if (uptimeMs < 0) return 1
+  if (uptimeMs < 0) return Math.min(1, weight)
   if (warmupMs <= 0 || uptimeMs >= warmupMs) return weight
   const ww = Math.trunc(uptimeMs / (warmupMs / weight))
-  return ww < 1 ? 1 : Math.min(ww, weight)
+  // Dubbo's floor is 1; a fractional weight below 1 is its own floor.
+  return ww < 1 ? Math.min(1, weight) : Math.min(ww, weight)
 }
 
 export interface SlowStartOptions {

@@ -10,6 +10,6 @@ const lameduck = fp(lameduckPlugin, { fastify: '5.x', name: '@lameduck/fastify' 
 
 export default lameduck
 export { lameduck }
-export { CONSUMER_HEADER, STATE_HEADER } from './plugin.ts'
+export { CONSUMER_HEADER, STATE_HEADER } from '@lameduck/core'
 export type { LameduckDecorator } from './plugin.ts'
 export type { LameduckOptions, AdminOptions, SidecarOptions } from './options.ts'

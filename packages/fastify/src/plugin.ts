@@ -1,15 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
-import { ConsumerTracker, Lifecycle, type DrainStep, type OfflineReport, type StartupStep } from '@lameduck/core'
+import { CONSUMER_HEADER, ConsumerTracker, LEAVING_STATES, Lifecycle, STATE_HEADER, type DrainStep, type OfflineReport, type StartupStep } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { defaultHost } from './host.ts'
 import { resolveOptions, type LameduckOptions, type ResolvedOptions } from './options.ts'
 import { installSignals } from './signals.ts'
 import { sidecarSteps } from './sidecar.ts'
 import { IdleSweeper, kBusy, kUsed, type TrackedSocket } from './idle-sweeper.ts'
-
-export const CONSUMER_HEADER = 'x-lameduck-consumer'
-export const STATE_HEADER = 'x-lameduck-state'
 
 /** What `app.lameduck` exposes. */
 export interface LameduckDecorator {
@@ -32,8 +29,6 @@ export interface LameduckDecorator {
 declare module 'fastify' {
   interface FastifyInstance { lameduck: LameduckDecorator }
 }
-
-const DRAINING_STATES = new Set(['draining', 'offline', 'closing', 'stopped'])
 
 export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptions): Promise<void> {
   const options = resolveOptions(input, input?.registry?.windows)
@@ -71,7 +66,7 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     sockets.add(socket)
     socket.once('close', () => {
       sockets.delete(socket)
-      if (DRAINING_STATES.has(lifecycle.state)) closedWhileDraining++
+      if (LEAVING_STATES.has(lifecycle.state)) closedWhileDraining++
     })
   }
 
@@ -107,7 +102,7 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
   }
   const sweeper = new IdleSweeper(sockets)
   lifecycle.on('state', (change) => {
-    marking = DRAINING_STATES.has(change.to) ? change.to : null
+    marking = LEAVING_STATES.has(change.to) ? change.to : null
     // Keep-alive clients parked on an idle socket would hold on to this instance
     // past the window; busy ones are moved off by `connection: close`.
     if (marking !== null) sweeper.start(); else sweeper.stop()

@@ -1,0 +1,40 @@
+// npm run bench (in packages/balancer): pick cost and end-to-end throughput, as a
+// markdown table. Options: --quick (shorter runs), --json FILE (write the numbers).
+//   BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONCURRENCY override the HTTP run.
+import { writeFileSync } from 'node:fs'
+import { benchPick } from './pick.ts'
+import { benchHttp } from './http.ts'
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const jsonAt = args.indexOf('--json')
+const jsonFile = jsonAt === -1 ? undefined : args[jsonAt + 1]
+
+const picks = [10, 100, 1000].map((n) => benchPick(n, quick ? 200_000 : 1_000_000))
+const http = await benchHttp({
+  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 6)),
+  seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 2)),
+  concurrency: Number(process.env.BENCH_CONCURRENCY ?? 32)
+})
+
+const kb = (bytes: number | null): string => bytes === null ? 'n/a (run with --expose-gc)' : `${(bytes / 1024).toFixed(1)} KiB`
+const rps = (values: number[]): string => values.map((v) => Math.round(v).toLocaleString('en-US')).join(' / ')
+
+const lines = [
+  `## @lameduck/balancer (node ${process.version})`,
+  '',
+  '| instances | ns / pick, median of 5 runs (goal ≤ 100 at 100) | heap growth over the picks |',
+  '|---:|---:|---:|',
+  ...picks.map((p) => `| ${p.instances} | ${p.nsPerPick.toFixed(1)} | ${kb(p.heapGrowthBytes)} over ${p.picks.toLocaleString('en-US')} |`),
+  '',
+  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.roundRatios.length} rounds in alternating order.`,
+  '',
+  '| dispatcher | requests/s per round |',
+  '|---|---:|',
+  `| @lameduck/balancer | ${rps(http.balancer)} |`,
+  `| undici BalancedPool | ${rps(http.balancedPool)} |`,
+  `| ratio per round | ${http.roundRatios.map((r) => r.toFixed(3)).join(' / ')} |`,
+  `| **ratio (median of rounds, goal ≥ 0.95)** | **${http.ratio.toFixed(3)}** |`
+]
+console.log(lines.join('\n'))
+if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ node: process.version, picks, http }, null, 2) + '\n')

@@ -1,0 +1,11 @@
+// The in-band protocol between providers and lameduck-aware consumers (HTTP/1.1
+// has no standard "I am leaving" signal; Connection: close alone is ambiguous).
+
+/** Sent by consumers: a stable id per consumer, so a provider knows whom it has told. */
+export const CONSUMER_HEADER = 'x-lameduck-consumer'
+
+/** Sent by providers on responses once they are leaving: the lifecycle state. */
+export const STATE_HEADER = 'x-lameduck-state'
+
+/** States a provider announces in STATE_HEADER; consumers stop picking it on any of them. */
+export const LEAVING_STATES: ReadonlySet<string> = new Set(['draining', 'offline', 'closing', 'stopped'])
