@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import { InvalidOptionError, assertDuration, propagationWindow, type PropagationWindow, type ReadinessCheck, type Registry, type WindowsInput } from '@lameduck/core'
+import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type PropagationWindow, type ReadinessCheck, type Registry, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -130,7 +130,7 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
   const delay = duration('delay', 0)
   const readinessTimeoutMs = duration('readinessTimeoutMs', 60_000)
   const warmup = duration('warmup', 120_000)
-  const maxRequestMs = duration('maxRequestMs', 30_000)
+  const maxRequestMs = duration('maxRequestMs', SHUTDOWN_DEFAULTS.maxRequestMs)
   if (o.readiness !== undefined && (!Array.isArray(o.readiness) || o.readiness.some((c) => typeof c !== 'function'))) {
     throw new InvalidOptionError('readiness', 'must be an array of functions, e.g. [async () => db.ping()]')
   }
@@ -147,7 +147,7 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
     if (s.waitReady !== undefined && typeof s.waitReady !== 'boolean') throw new InvalidOptionError('sidecar.waitReady', `must be a boolean (got ${type(s.waitReady)})`)
     const readyTimeoutMs = s.readyTimeoutMs ?? 60_000
     assertDuration('sidecar.readyTimeoutMs', readyTimeoutMs)
-    const drainTimeoutMs = s.drainTimeoutMs ?? 30_000
+    const drainTimeoutMs = s.drainTimeoutMs ?? SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs
     assertDuration('sidecar.drainTimeoutMs', drainTimeoutMs)
     const maxOpenConnections = s.maxOpenConnections ?? 0
     if (!Number.isInteger(maxOpenConnections) || maxOpenConnections < 0) throw new InvalidOptionError('sidecar.maxOpenConnections', `must be a non-negative integer (got ${type(maxOpenConnections)})`)
@@ -174,7 +174,7 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
   }
 
   const sidecarBound = sidecar === false ? 0 : sidecar.drainTimeoutMs
-  const shutdownTimeoutMs = duration('shutdownTimeoutMs', window.totalMs + sidecarBound + maxRequestMs + 5_000)
+  const shutdownTimeoutMs = duration('shutdownTimeoutMs', defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarBound }))
   if (window.totalMs > shutdownTimeoutMs) {
     throw new InvalidOptionError('shutdownTimeoutMs', `${shutdownTimeoutMs} ms is shorter than the propagation window (${window.totalMs} ms: ${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')}): a shutdown would stop while consumers still route here. Raise shutdownTimeoutMs (and terminationGracePeriodSeconds) to at least ${window.totalMs + maxRequestMs} ms, or lower the windows`)
   }
