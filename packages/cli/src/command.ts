@@ -7,6 +7,8 @@ export interface CommandContext {
   env: NodeJS.ProcessEnv
   /** Aborted on SIGINT/SIGTERM. */
   signal: AbortSignal
+  /** Read by commands that accept `-` as a file (doctor). Default: none. */
+  stdin?: NodeJS.ReadableStream
 }
 
 export interface Command {

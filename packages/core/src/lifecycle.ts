@@ -91,6 +91,9 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   #registering: Promise<void> | null = null
   #drain: Drain | null = null
   #lastDrainAbort: AbortController | null = null
+  /** The register() call in flight, if any: a drain or close must wait for it, or it would register behind their back. */
+  #attempt: Promise<unknown> | null = null
+  #closingDeregistration: Promise<void> | null = null
   #lastReport: OfflineReport | null = null
   #shuttingDown = false
   #problems: Problem[] = []
@@ -238,10 +241,18 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     if (this.#drain !== null) this.#drain.abort.abort(new Error(reason))
     else this.#lastDrainAbort?.abort(new Error(reason))
     this.#transition('closing', reason)
-    if (wasRegistered && this.options.registry !== undefined && this.#instance !== null) {
-      const instance = this.#instance
-      withTimeout(this.options.registry.deregister(instance), this.options.registryTimeoutMs, () => new TimeoutError('registry deregister', this.options.registryTimeoutMs), this.clock)
-        .then(() => this.emit('deregistered', instance), (err: unknown) => this.#problem('deregister', err))
+    const registry = this.options.registry
+    if (wasRegistered && registry !== undefined) {
+      this.#closingDeregistration = (async () => {
+        if (this.#attempt !== null) await this.#attempt
+        const instance = this.#instance
+        if (instance === null) return
+        this.#instance = null
+        try {
+          await withTimeout(registry.deregister(instance), this.options.registryTimeoutMs, () => new TimeoutError('registry deregister', this.options.registryTimeoutMs), this.clock)
+          this.emit('deregistered', instance)
+        } catch (err) { this.#problem('deregister', err) }
+      })()
     }
   }
 
@@ -249,6 +260,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   async stopped (reason = 'closed'): Promise<void> {
     if (this.#state === 'stopped') return
     if (this.#state !== 'closing') this.beginClose(reason)
+    await this.#closingDeregistration
     this.#transition('stopped', reason)
     try { await this.options.registry?.close() } catch (err) { this.#problem('registry close', err) }
   }
@@ -354,11 +366,15 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       const registeredAt = this.clock.now()
       const instance = this.#instanceAt(registeredAt)
       if (o.registry !== undefined) {
-        await withTimeout(o.registry.register(instance), o.registryTimeoutMs, () => new TimeoutError('registry register', o.registryTimeoutMs), this.clock)
+        const attempt = withTimeout(o.registry.register(instance), o.registryTimeoutMs, () => new TimeoutError('registry register', o.registryTimeoutMs), this.clock)
+        this.#attempt = attempt.catch(() => {})
+        await attempt
       }
-      signal.throwIfAborted()
+      // Recorded even when offline()/close interrupted us meanwhile: they wait for
+      // this attempt and then deregister what it registered.
       this.#instance = instance
       this.#registeredAt = registeredAt
+      signal.throwIfAborted()
     }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => this.#problem(`register (attempt ${attempt}, next in ${delayMs} ms)`, err) })
     this.#transition('serving', `registered in ${this.clock.now() - started} ms`)
     this.emit('registered', this.#instance!)
@@ -465,6 +481,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
 
   async #deregister (drain: Drain, signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<void> {
     const o = this.options
+    if (this.#attempt !== null) await this.#attempt
     const instance = this.#instance
     if (o.registry === undefined || instance === null) {
       drain.deregisteredAt = drain.startedAt

@@ -191,3 +191,47 @@ async function clockStart (clock: ReturnType<typeof virtualClock>, lifecycle: Re
   await started
   assert.equal(lifecycle.state, 'serving')
 }
+
+test('offline() while a register() call is in flight deregisters what it registers', async () => {
+  const clock = virtualClock()
+  const live = new Set<string>()
+  let release: () => void = () => {}
+  const registry: Registry = {
+    async register (i) { await new Promise<void>((resolve) => { release = resolve }); live.add(i.id) },
+    async deregister (i) { live.delete(i.id) },
+    async close () {}
+  }
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 1_000 } })
+  lifecycle.start(base)
+  await clock.advance(0)
+  assert.equal(lifecycle.state, 'registering')
+  const done = lifecycle.offline('admin')
+  await clock.advance(0)
+  release() // the registry accepts the registration after offline() began
+  await clock.advance(0)
+  assert.equal(live.size, 0, 'deregistered once the in-flight registration landed')
+  await clock.advance(1_000)
+  assert.equal((await done).outcome, 'offline')
+  assert.equal(live.size, 0)
+})
+
+test('close while a register() call is in flight deregisters what it registers', async () => {
+  const clock = virtualClock()
+  const live = new Set<string>()
+  let release: () => void = () => {}
+  const registry: Registry = {
+    async register (i) { await new Promise<void>((resolve) => { release = resolve }); live.add(i.id) },
+    async deregister (i) { live.delete(i.id) },
+    async close () {}
+  }
+  const lifecycle = createLifecycle({ registry, clock })
+  lifecycle.start(base)
+  await clock.advance(0)
+  lifecycle.beginClose('app.close()')
+  const stopped = lifecycle.stopped()
+  release()
+  await clock.advance(0)
+  await stopped
+  assert.equal(live.size, 0)
+  assert.equal(lifecycle.state, 'stopped')
+})

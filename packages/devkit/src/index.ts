@@ -3,3 +3,4 @@
 export * from './eureka/index.ts'
 export * from './nacos/index.ts'
 export * from './envoy/index.ts'
+export * from './rollout/index.ts'

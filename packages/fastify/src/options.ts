@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import type { EnvoySidecarOptions } from '@lameduck/envoy'
 import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type PropagationWindow, type ReadinessCheck, type Registry, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
@@ -10,20 +11,12 @@ export interface AdminOptions {
   token?: string
 }
 
-export interface SidecarOptions {
-  /** Envoy admin URL, e.g. 'http://127.0.0.1:15000'. */
-  envoyAdmin: string
-  /** Register only once Envoy's /ready says LIVE. Default true. */
-  waitReady?: boolean
-  /** How long to wait for LIVE before startup fails. Default 60 000. */
-  readyTimeoutMs?: number
-  /** After the window: 'listeners' (POST /drain_listeners?inboundonly&graceful), 'healthcheck' (POST /healthcheck/fail) or false. Default 'listeners'. */
-  drain?: 'listeners' | 'healthcheck' | false
-  /** Wait until Envoy's active downstream connections are at most this. Default 0. */
-  maxOpenConnections?: number
-  /** Bound on the sidecar drain phase. Default 30 000. */
-  drainTimeoutMs?: number
-}
+/**
+ * Envoy sidecar coordination: @lameduck/envoy's envoySidecar() options with a
+ * required `envoyAdmin` URL (waitReady, readyTimeoutMs, drain, maxOpenConnections,
+ * drainTimeoutMs, inboundOnly, minDrainMs, checkIntervalMs, connections, ...).
+ */
+export type SidecarOptions = Omit<EnvoySidecarOptions, 'envoyAdmin'> & { envoyAdmin: string }
 
 export interface LameduckOptions {
   /** Registry app / service name (required). */
@@ -80,7 +73,7 @@ export interface ResolvedOptions {
   weight: number
   window: PropagationWindow
   maxRequestMs: number
-  sidecar: Required<SidecarOptions> | false
+  sidecar: (SidecarOptions & { drainTimeoutMs: number }) | false
   admin: Required<Omit<AdminOptions, 'token'>> & { token: string | undefined } | false
   signals: NodeJS.Signals[]
   shutdownTimeoutMs: number
@@ -140,18 +133,13 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
 
   let sidecar: ResolvedOptions['sidecar'] = false
   if (o.sidecar !== undefined && o.sidecar !== false) {
-    const s = o.sidecar
-    if (typeof s !== 'object' || s === null) throw new InvalidOptionError('sidecar', `must be an object like { envoyAdmin: 'http://127.0.0.1:15000' } or false (got ${type(s)})`)
-    if (typeof s.envoyAdmin !== 'string' || !URL.canParse(s.envoyAdmin)) { throw new InvalidOptionError('sidecar.envoyAdmin', `must be the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (got ${type(s.envoyAdmin)})`) }
-    if (s.drain !== undefined && s.drain !== false && s.drain !== 'listeners' && s.drain !== 'healthcheck') throw new InvalidOptionError('sidecar.drain', `must be 'listeners', 'healthcheck' or false (got ${type(s.drain)})`)
-    if (s.waitReady !== undefined && typeof s.waitReady !== 'boolean') throw new InvalidOptionError('sidecar.waitReady', `must be a boolean (got ${type(s.waitReady)})`)
-    const readyTimeoutMs = s.readyTimeoutMs ?? 60_000
-    assertDuration('sidecar.readyTimeoutMs', readyTimeoutMs)
-    const drainTimeoutMs = s.drainTimeoutMs ?? SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs
+    const sc = o.sidecar
+    if (typeof sc !== 'object' || sc === null) throw new InvalidOptionError('sidecar', `must be an object like { envoyAdmin: 'http://127.0.0.1:15000' } or false (got ${type(sc)})`)
+    if (typeof sc.envoyAdmin !== 'string' || !URL.canParse(sc.envoyAdmin)) throw new InvalidOptionError('sidecar.envoyAdmin', `must be the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (got ${type(sc.envoyAdmin)})`)
+    const drainTimeoutMs = sc.drainTimeoutMs ?? SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs
     assertDuration('sidecar.drainTimeoutMs', drainTimeoutMs)
-    const maxOpenConnections = s.maxOpenConnections ?? 0
-    if (!Number.isInteger(maxOpenConnections) || maxOpenConnections < 0) throw new InvalidOptionError('sidecar.maxOpenConnections', `must be a non-negative integer (got ${type(maxOpenConnections)})`)
-    sidecar = { envoyAdmin: s.envoyAdmin, waitReady: s.waitReady ?? true, readyTimeoutMs, drain: s.drain ?? 'listeners', maxOpenConnections, drainTimeoutMs }
+    // The rest is validated by envoySidecar() at register time.
+    sidecar = { ...sc, drainTimeoutMs }
   }
 
   let admin: ResolvedOptions['admin'] = false

@@ -33,7 +33,8 @@ declare module 'fastify' {
 export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptions): Promise<void> {
   const options = resolveOptions(input, input?.registry?.windows)
   const log = app.log
-  const steps: { beforeRegister: StartupStep[], afterWindow: DrainStep[] } = options.sidecar === false ? { beforeRegister: [], afterWindow: [] } : sidecarSteps(options.sidecar, log)
+  const sidecar = options.sidecar === false ? null : sidecarSteps(options.sidecar)
+  const steps: { beforeRegister: StartupStep[], afterWindow: DrainStep[] } = sidecar ?? { beforeRegister: [], afterWindow: [] }
 
   const lifecycle = new Lifecycle({
     registry: options.registry,
@@ -166,6 +167,7 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     uninstallSignals()
     await admin?.close()
     await lifecycle.stopped('closed')
+    await sidecar?.close()
   })
 }
 

@@ -1,8 +1,12 @@
-import type { FastifyBaseLogger } from 'fastify'
-import { InvalidOptionError, type DrainStep, type StartupStep } from '@lameduck/core'
+import { envoySidecar, type EnvoySidecar } from '@lameduck/envoy'
 import type { ResolvedOptions } from './options.ts'
 
-/** Envoy sidecar coordination: the startup and drain steps for the lifecycle. */
-export function sidecarSteps (_options: Exclude<ResolvedOptions['sidecar'], false>, _log: FastifyBaseLogger): { beforeRegister: StartupStep[], afterWindow: DrainStep[] } {
-  throw new InvalidOptionError('sidecar', 'Envoy coordination is not wired yet')
+/**
+ * Envoy sidecar coordination as lifecycle steps: before registering, wait for
+ * Envoy's /ready to say LIVE; after the window, drain its listeners (or fail its
+ * health checks) and wait for its connections to go. Envoy errors are reported,
+ * never fatal, and never shorten the drain.
+ */
+export function sidecarSteps (options: Exclude<ResolvedOptions['sidecar'], false>): EnvoySidecar {
+  return envoySidecar(options)
 }

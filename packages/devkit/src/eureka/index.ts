@@ -1,1 +1,7 @@
-export {}
+// Local Eureka server: startEureka() for tests, runEurekaCli() for `lameduck-devkit eureka`.
+export { startEureka } from './server.ts'
+export type { EurekaServer, EurekaRequestRecord } from './server.ts'
+export { runEurekaCli, EUREKA_USAGE } from './cli.ts'
+export type { EurekaCliIo } from './cli.ts'
+export { EUREKA_SERVER_DEFAULTS } from './options.ts'
+export type { EurekaServerOptions, ResolvedEurekaServerOptions } from './options.ts'

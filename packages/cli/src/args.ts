@@ -1,0 +1,72 @@
+// Flag parsing shared by the commands: node:util parseArgs with errors that say
+// what to fix, and conversions for the units the flags use (seconds, ms, URLs).
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
+import { LameduckError } from '@lameduck/core'
+
+/** Bad flags or arguments: the CLI prints the message and exits with EXIT.USAGE. */
+export class UsageError extends LameduckError {
+  constructor (message: string) {
+    super('LAMEDUCK_ERR_USAGE', message)
+    this.name = 'UsageError'
+  }
+}
+
+export type FlagValues = Record<string, string | boolean | string[] | undefined>
+
+/** Parses `argv` strictly. Unknown flags, missing values and stray positionals become UsageErrors. */
+export function parseFlags (argv: string[], options: ParseArgsOptionsConfig, positionals = false): { values: FlagValues, positionals: string[] } {
+  try {
+    const parsed = parseArgs({ args: argv, options, allowPositionals: positionals, strict: true })
+    return { values: parsed.values as FlagValues, positionals: parsed.positionals }
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    if (typeof e.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS')) throw new UsageError(tidy(e.message))
+    throw err
+  }
+}
+
+// parseArgs messages are good but long-winded about `--` escapes; keep the first sentence.
+function tidy (message: string): string {
+  return message.split('\n')[0]!.split('. To specify')[0]!.split('. Use')[0]!.replace(/\.$/, '')
+}
+
+export function stringFlag (values: FlagValues, name: string): string | undefined {
+  const v = values[name]
+  return typeof v === 'string' ? v : undefined
+}
+
+/** A non-negative number of seconds (decimals allowed) → ms. */
+export function secondsFlag (values: FlagValues, name: string, fallbackSeconds: number): number {
+  const raw = stringFlag(values, name)
+  if (raw === undefined) return fallbackSeconds * 1000
+  const n = Number(raw.replace(/s$/, ''))
+  if (raw.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a number of seconds, e.g. --${name} 30 (got '${raw}')`)
+  return Math.round(n * 1000)
+}
+
+/** A non-negative integer, e.g. milliseconds or a count. */
+export function integerFlag (values: FlagValues, name: string, what = 'a non-negative integer'): number | undefined {
+  const raw = stringFlag(values, name)
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be ${what} (got '${raw}')`)
+  return n
+}
+
+/** An http(s) URL; a bare `host:port` gets `http://`. */
+export function urlFlag (name: string, raw: string): URL {
+  const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`--${name} must be a URL like http://127.0.0.1:54199 (got '${raw}')`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--${name} must be an http:// or https:// URL (got '${raw}')`)
+  return url
+}
+
+export function formatSeconds (ms: number): string {
+  const s = ms / 1000
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`
+}

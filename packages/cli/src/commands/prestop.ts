@@ -1,0 +1,177 @@
+import { setInterval as every } from 'node:timers'
+import { EXIT, type Command, type CommandContext } from '../command.ts'
+import { formatSeconds, parseFlags, secondsFlag, stringFlag, urlFlag } from '../args.ts'
+import { createProgress, type StatusView } from '../drain-progress.ts'
+import { delay } from '../delay.ts'
+import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
+
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:54199'
+const LABEL = 'lameduck prestop'
+const POLL_MS = 1_000
+const REDRAW_MS = 200
+const STOPPING = new Set(['offline', 'closing', 'stopped'])
+
+const help = `Usage: lameduck prestop [--admin URL] [--token T] [--timeout S]
+
+The app container's preStop hook. Starts the offline sequence on the app's
+lameduck admin listener (POST /offline?wait=true) and blocks until the app is
+offline: deregistered, the propagation window passed, nothing in flight.
+While it waits it shows progress from GET /status: a bar with the window
+countdown and the in-flight count on a terminal, one line a second otherwise.
+
+Options:
+  --admin URL    admin listener of @lameduck/fastify
+                 (default $LAMEDUCK_ADMIN, else ${DEFAULT_ADMIN_URL})
+  --token T      admin bearer token (default $LAMEDUCK_TOKEN)
+  --timeout S    give up after S seconds; 0 waits until the app is offline and
+                 leaves the bound to terminationGracePeriodSeconds (default 0)
+  -h, --help     show this help
+
+Exit codes:
+  0  the app is offline (also when it was already offline or stopping)
+  1  not offline: cancelled by /online, cut short, or --timeout passed
+  2  bad flags
+  3  the admin listener is unreachable (app not running, wrong --admin)
+  4  the token was rejected (401/403)
+
+Example (container spec):
+  lifecycle:
+    preStop:
+      exec:
+        command: ["lameduck", "prestop"]
+`
+
+interface OfflineReportView {
+  outcome?: string
+  totalMs?: number
+  windowMs?: number
+  sidecarMs?: number
+  inflightWaitMs?: number
+  requestsWhileDraining?: number
+  problems?: Array<{ step?: string, message?: string }>
+}
+
+async function run (ctx: CommandContext): Promise<number> {
+  const { values } = parseFlags(ctx.argv, {
+    admin: { type: 'string' },
+    token: { type: 'string' },
+    timeout: { type: 'string' }
+  })
+  const admin = urlFlag('admin', stringFlag(values, 'admin') ?? (ctx.env.LAMEDUCK_ADMIN || DEFAULT_ADMIN_URL))
+  const token = stringFlag(values, 'token') ?? (ctx.env.LAMEDUCK_TOKEN || undefined)
+  const timeoutMs = secondsFlag(values, 'timeout', 0)
+  const offlineUrl = new URL('offline?wait=true', withSlash(admin))
+  const statusUrl = new URL('status', withSlash(admin))
+
+  const progress = createProgress({ stream: ctx.stdout, label: LABEL })
+  const say = (line: string): void => { progress.clear(); ctx.stdout.write(`${LABEL}: ${line}\n`) }
+  const fail = (code: number, line: string): number => { progress.clear(); ctx.stderr.write(`${LABEL}: ${line}\n`); return code }
+  const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined
+  const signal = timeout === undefined ? ctx.signal : AbortSignal.any([ctx.signal, timeout])
+  const polling = new AbortController()
+  const agent = createAgent()
+  let last: StatusView | undefined
+
+  // The POST blocks for the whole drain; /status is polled beside it for progress.
+  async function poll (): Promise<void> {
+    const stop = AbortSignal.any([signal, polling.signal])
+    const redraw = progress.tty ? every(() => { if (last) progress.show(last) }, REDRAW_MS).unref() : undefined
+    try {
+      while (!stop.aborted) {
+        await delay(POLL_MS, stop)
+        if (stop.aborted) break
+        try {
+          const answer = await call(agent, statusUrl, { token, signal: stop, timeoutMs: 2_000 })
+          if (answer.status === 200 && answer.json !== undefined && typeof answer.json.state === 'string') {
+            last = answer.json as unknown as StatusView
+            progress.show(last)
+          }
+        } catch {} // the POST reports what went wrong
+      }
+    } finally {
+      if (redraw) clearInterval(redraw)
+    }
+  }
+
+  if (!progress.tty) say(`taking the app offline: POST ${offlineUrl.href}`)
+  const poller = poll()
+  let answer: HttpAnswer
+  try {
+    answer = await call(agent, offlineUrl, { method: 'POST', token, signal, timeoutMs: 0 })
+  } catch (err) {
+    polling.abort()
+    await poller
+    const failure = networkFailure(err, offlineUrl)
+    await agent.destroy()
+    if (timeout?.aborted) {
+      return fail(EXIT.FAILED, `not offline after ${formatSeconds(timeoutMs)}${last ? ` (${summary(last)})` : ''}: the app keeps draining; raise --timeout, or check ${statusUrl.href}`)
+    }
+    if (ctx.signal.aborted) return fail(EXIT.FAILED, 'interrupted before the app was offline (it keeps draining on its own)')
+    if (failure.kind === 'closed' && last !== undefined) {
+      if (STOPPING.has(last.state)) { say(`the app stopped after going ${last.state}`); return EXIT.OK }
+      return fail(EXIT.FAILED, `the app closed the connection while ${summary(last)}: it stopped before the drain ended (crashed, or killed?)`)
+    }
+    if (failure.kind === 'refused') {
+      return fail(EXIT.UNREACHABLE, `${failure.reason}. Is the app running, and is admin.port right? The plugin's admin listener defaults to ${DEFAULT_ADMIN_URL}; pass --admin URL if admin.port or admin.host differ`)
+    }
+    return fail(EXIT.UNREACHABLE, `cannot reach the admin listener at ${admin.origin}: ${failure.reason}. Check --admin (the plugin's admin.host and admin.port)`)
+  }
+  polling.abort()
+  await poller
+  await agent.destroy()
+  return outcome(answer)
+
+  function outcome (res: HttpAnswer): number {
+    const state = typeof res.json?.state === 'string' ? res.json.state : undefined
+    switch (res.status) {
+      case 200: {
+        const report = (res.json?.report ?? {}) as OfflineReportView
+        for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
+        // A shutdown that joined the drain may already have moved the app on to 'closing'.
+        if (state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped') {
+          say(offlineLine(report, res.json?.connections) + (state === 'offline' ? '' : `; the app is ${state} now`))
+          return EXIT.OK
+        }
+        if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
+        if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
+        return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
+      }
+      case 401:
+      case 403:
+        return fail(EXIT.UNAUTHORIZED, token === undefined
+          ? `the admin listener requires a token (${res.status}): pass the app's admin.token with --token or the LAMEDUCK_TOKEN environment variable`
+          : `the admin listener rejected the token (${res.status}): --token / LAMEDUCK_TOKEN must equal the app's admin.token`)
+      case 404:
+        return fail(EXIT.FAILED, `${admin.origin} has no /offline route (404): --admin must point at the lameduck admin listener (the plugin's admin.port, default 54199), not the app's own port`)
+      case 409:
+        if (state === 'closing' || state === 'stopped') { say(`the app is already ${state}: nothing left to drain`); return EXIT.OK }
+        return fail(EXIT.FAILED, `the app refused to go offline (409, state '${state ?? 'unknown'}'): ${String(res.json?.message ?? res.text.slice(0, 200))}`)
+      default:
+        return fail(EXIT.FAILED, `unexpected ${res.status} from ${offlineUrl.href}: ${res.text.slice(0, 200)}`)
+    }
+  }
+}
+
+function summary (status: StatusView): string {
+  const phase = status.drain?.phase ? ` in phase '${status.drain.phase}'` : ''
+  const inflight = status.inflight !== undefined ? `, ${status.inflight} in flight` : ''
+  return `state '${status.state}'${phase}${inflight}`
+}
+
+function offlineLine (report: OfflineReportView, connections: unknown): string {
+  if (report.outcome === 'skipped') return 'offline (the app was never registered: nothing to drain)'
+  const parts = [
+    `window ${formatSeconds(report.windowMs ?? 0)}`,
+    `sidecar ${formatSeconds(report.sidecarMs ?? 0)}`,
+    `in-flight wait ${formatSeconds(report.inflightWaitMs ?? 0)}`
+  ]
+  const served = `${report.requestsWhileDraining ?? 0} requests served while draining`
+  const closed = (connections as { closedWhileDraining?: number } | undefined)?.closedWhileDraining
+  return `offline after ${formatSeconds(report.totalMs ?? 0)} (${parts.join(', ')}); ${served}${closed === undefined ? '' : `, ${closed} connections closed`}`
+}
+
+function withSlash (url: URL): URL {
+  return url.pathname.endsWith('/') ? url : new URL(`${url.href}/`)
+}
+
+export const prestop: Command = { name: 'prestop', summary: 'app container preStop: take the app offline and wait until it is drained', help, run }

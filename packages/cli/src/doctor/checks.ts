@@ -1,0 +1,238 @@
+// The doctor's checks. Each finding names the object, the line, what goes wrong
+// in a rolling deploy, and the fix; `error` is reserved for what loses traffic.
+import { parse as parseYaml } from 'yaml'
+import { formatSeconds as sec } from '../args.ts'
+import { KILL_MARGIN_S } from '../plan.ts'
+import { isRecord, type ManifestObject, type Path } from './manifest.ts'
+import { describeHook, get, podTemplateOf, proxyKind, type Container, type PodTemplate } from './pod.ts'
+import { chooseWindow, type WindowChoice, type WindowFlags } from './windows.ts'
+
+export type Severity = 'error' | 'warning' | 'info'
+
+export interface Finding {
+  severity: Severity
+  /** Stable id of the check, e.g. 'prestop-missing'. */
+  code: string
+  file: string
+  line: number
+  column: number
+  /** Kind/name of the object. */
+  object: string
+  container?: string
+  message: string
+  fix: string
+  /** For findings that are a choice, what the other side costs. */
+  tradeoff?: string
+}
+
+export interface CheckedObject {
+  file: string
+  object: string
+  line: number
+  window?: { totalMs: number, preset: string, source: string, maxRequestMs: number, maxRequestSource: string }
+}
+
+export const DEFAULT_GRACE_S = 30
+export const CONTAINER_ANNOTATION = 'lameduck.dev/container'
+const ISTIO_CONFIG = 'proxy.istio.io/config'
+const ISTIO_INJECT = 'sidecar.istio.io/inject'
+const ISTIO_NATIVE = 'sidecar.istio.io/native-sidecar'
+const SERVICE_UPSTREAM = 'nginx.ingress.kubernetes.io/service-upstream'
+
+type Report = (severity: Severity, code: string, path: Path, text: { message: string, fix: string, tradeoff?: string, container?: string }) => void
+
+export function checkObjects (objects: ManifestObject[], flags: WindowFlags = {}): { findings: Finding[], checked: CheckedObject[] } {
+  const findings: Finding[] = []
+  const checked: CheckedObject[] = []
+  for (const object of objects) {
+    const id = `${object.kind}/${object.name}`
+    const report: Report = (severity, code, path, text) => {
+      const pos = object.locate(path)
+      findings.push({ severity, code, file: object.file, line: pos.line, column: pos.column, object: id, ...text })
+    }
+    const entry: CheckedObject = { file: object.file, object: id, line: object.locate([]).line }
+    const pod = podTemplateOf(object)
+    if (pod !== undefined) {
+      const choice = checkPod(pod, flags, report)
+      entry.window = { totalMs: choice.window.totalMs, preset: choice.window.preset, source: choice.source, maxRequestMs: choice.maxRequestMs, maxRequestSource: choice.maxRequestSource }
+    } else if (object.kind === 'Service') {
+      checkService(object, report)
+    } else if (object.kind === 'Ingress') {
+      checkIngress(object, report)
+    } else {
+      continue
+    }
+    checked.push(entry)
+  }
+  const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
+  findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || rank[a.severity] - rank[b.severity])
+  return { findings, checked }
+}
+
+function appContainers (pod: PodTemplate): Container[] {
+  const candidates = pod.containers.filter((c) => proxyKind(c) === undefined)
+  const declared = pod.annotations[CONTAINER_ANNOTATION] ?? pod.workloadAnnotations[CONTAINER_ANNOTATION]
+  if (declared !== undefined) {
+    const names = declared.split(',').map((s) => s.trim())
+    return candidates.filter((c) => names.includes(c.name))
+  }
+  const serving = candidates.filter((c) => Array.isArray(c.value.ports) && c.value.ports.length > 0)
+  return serving.length > 0 ? serving : candidates
+}
+
+function checkPod (pod: PodTemplate, flags: WindowFlags, report: Report): WindowChoice {
+  const apps = appContainers(pod)
+  const choice = chooseWindow(pod, apps, flags)
+  for (const p of choice.problems) report('error', 'bad-annotation', p.path, { message: p.message, fix: 'use a preset name (eureka-ribbon, eureka-spring, eureka-node, nacos, kubernetes, none) or JSON parts, e.g. {"preset":"nacos","marginMs":2000}' })
+  const W = choice.window.totalMs
+  const M = choice.maxRequestMs
+  const windowWhy = `${sec(W)} window (${choice.window.preset}, ${choice.source.split(';')[0]})`
+
+  // Grace period: kubelet SIGKILLs the pod this long after termination starts, preStop included.
+  const graceSet = typeof pod.spec.terminationGracePeriodSeconds === 'number'
+  const grace = graceSet ? pod.spec.terminationGracePeriodSeconds as number : DEFAULT_GRACE_S
+  let need = 0
+  let needWhy = ''
+
+  for (const c of apps) {
+    const hook = describeHook(get(c.value, ['lifecycle', 'preStop']))
+    const drain = W + M
+    const drainWhy = `the ${windowWhy}${M > 0 ? ` + ${sec(M)} longest request` : ''}`
+    if (!hook.present) {
+      report('error', 'prestop-missing', c.path, {
+        container: c.name,
+        message: `container '${c.name}' has no preStop hook: kubelet sends SIGTERM at once, while consumers may still route here for the ${windowWhy}, so requests keep arriving at a pod that is stopping`,
+        fix: `add lifecycle.preStop.exec.command: ["lameduck", "prestop"] to '${c.name}'`
+      })
+      if (drain > need) { need = drain; needWhy = `draining takes ${drainWhy}` }
+    } else if (hook.offline !== null) {
+      const ms = Math.max(drain, (hook.sleepSeconds ?? 0) * 1000)
+      if (ms > need) { need = ms; needWhy = ms === drain ? `preStop '${hook.text}' lasts ${drainWhy}` : `preStop '${hook.text}' sleeps ${sec(ms)}` }
+    } else if (hook.sleepSeconds !== null) {
+      const ms = hook.sleepSeconds * 1000
+      if (ms < W) {
+        report('error', 'sleep-shorter-than-window', [...c.path, 'lifecycle', 'preStop'], {
+          container: c.name,
+          message: `container '${c.name}': preStop sleeps ${sec(ms)}, but consumers may still route here for the ${windowWhy}: the app gets SIGTERM ${sec(W - ms)} too early`,
+          fix: `use lifecycle.preStop.exec.command: ["lameduck", "prestop"], which waits until the app is offline, or sleep at least ${Math.ceil(W / 1000)} s`
+        })
+      }
+      if (ms > need) { need = ms; needWhy = `preStop '${hook.text}' sleeps ${sec(ms)}` }
+    } else if (drain > need) {
+      need = drain
+      needWhy = `draining takes ${drainWhy}`
+    }
+    checkReadiness(c, W, windowWhy, report)
+  }
+  if (need > grace * 1000) {
+    const suggested = Math.ceil(need / 1000) + KILL_MARGIN_S
+    report('error', 'grace-too-short', graceSet ? [...pod.specPath, 'terminationGracePeriodSeconds'] : pod.specPath, {
+      message: `terminationGracePeriodSeconds is ${grace}${graceSet ? '' : ' (the default, unset)'}, but ${needWhy}: kubelet SIGKILLs the pod at ${grace} s, while consumers may still route to it`,
+      fix: `set terminationGracePeriodSeconds: ${suggested} or more (\`lameduck plan\` prints it with the rest)`
+    })
+  }
+  checkSidecars(pod, windowWhy, report)
+  return choice
+}
+
+function checkReadiness (c: Container, W: number, windowWhy: string, report: Report): void {
+  const probe = c.value.readinessProbe
+  const port = firstPort(c)
+  if (!isRecord(probe)) {
+    report('error', 'readiness-missing', c.path, {
+      container: c.name,
+      message: `container '${c.name}' has no readinessProbe: the pod counts as ready as soon as the container starts, so the Service sends requests before the app can serve them, and a manual /offline cannot take the pod out of the Service`,
+      fix: `add readinessProbe: { httpGet: { path: /health/ready, port: ${port} }, periodSeconds: 2, failureThreshold: 2 }`
+    })
+    return
+  }
+  const period = typeof probe.periodSeconds === 'number' ? probe.periodSeconds : 10
+  const failures = typeof probe.failureThreshold === 'number' ? probe.failureThreshold : 3
+  const outMs = period * failures * 1000
+  if (W > 0 && outMs > W) {
+    report('warning', 'readiness-slow', [...c.path, 'readinessProbe'], {
+      container: c.name,
+      message: `container '${c.name}': the readinessProbe takes up to ${period} s × ${failures} = ${sec(outMs)} to take the pod out of the Service, longer than the ${windowWhy}. Termination removes the endpoint at once, but after a manual /offline, and for load balancers that follow pod readiness, the pod is still routed to after its window ended`,
+      fix: `make periodSeconds × failureThreshold shorter than ${sec(W)}, e.g. periodSeconds: 2, failureThreshold: 2`
+    })
+  }
+}
+
+function checkSidecars (pod: PodTemplate, windowWhy: string, report: Report): void {
+  const injectValue = pod.annotations[ISTIO_INJECT] ?? pod.labels[ISTIO_INJECT]
+  const injected = injectValue === 'true'
+  const istioNative = pod.annotations[ISTIO_NATIVE] === 'true' || pod.initContainers.some((c) => c.native && proxyKind(c) === 'istio')
+  const declaredIstio = pod.containers.find((c) => proxyKind(c) === 'istio')
+  const injectPath = pod.annotations[ISTIO_INJECT] !== undefined ? [...pod.metaPath, 'annotations', ISTIO_INJECT] : [...pod.metaPath, 'labels', ISTIO_INJECT]
+  const fix = (name: string): string => `add lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] to '${name}' (it blocks until the app is offline), or run the proxy as a native sidecar (initContainers with restartPolicy: Always${name === 'istio-proxy' ? `, or annotation ${ISTIO_NATIVE}: "true"` : ''}), which kubelet stops only after the app`
+
+  // The pod's Istio ProxyConfig overrides, when any.
+  const raw = pod.annotations[ISTIO_CONFIG]
+  let proxyConfig: Record<string, unknown> = {}
+  let unreadable = ''
+  if (raw !== undefined) {
+    try {
+      const parsed: unknown = parseYaml(raw)
+      if (isRecord(parsed)) proxyConfig = parsed
+    } catch (err) {
+      unreadable = ` (the annotation is not valid YAML/JSON: ${(err as Error).message.split('\n')[0]})`
+    }
+  }
+  const drainDuration = typeof proxyConfig.terminationDrainDuration === 'string' ? proxyConfig.terminationDrainDuration : 'default 5 s'
+  const istioStop = `pilot-agent kills Envoy after terminationDrainDuration (${drainDuration})`
+
+  for (const c of pod.containers) {
+    const kind = proxyKind(c)
+    if (kind === undefined || (kind === 'istio' && istioNative)) continue
+    if (describeHook(get(c.value, ['lifecycle', 'preStop'])).waitDrained) continue
+    report('error', 'sidecar-stops-first', c.path, {
+      container: c.name,
+      message: `sidecar '${c.name}' is a regular container: kubelet sends it SIGTERM together with the app${kind === 'istio' ? ` and ${istioStop}` : ''}, while the app still serves for the ${windowWhy}: requests through the proxy fail in both directions`,
+      fix: fix(c.name)
+    })
+  }
+  if (injected && declaredIstio === undefined && !istioNative) {
+    report('error', 'sidecar-stops-first', injectPath, {
+      message: `${ISTIO_INJECT}: "true" injects istio-proxy as a regular container without a preStop: kubelet stops it together with the app and ${istioStop}, while the app still serves for the ${windowWhy}`,
+      fix: `declare a container named istio-proxy with image: auto and lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] (Istio merges it into the injected one), or annotation ${ISTIO_NATIVE}: "true"`
+    })
+  }
+
+  if ((injected || declaredIstio !== undefined) && !istioNative) {
+    const hold = proxyConfig.holdApplicationUntilProxyStarts === true || proxyConfig.holdApplicationUntilProxyStarts === 'true'
+    if (!hold) {
+      const path = raw !== undefined ? [...pod.metaPath, 'annotations', ISTIO_CONFIG] : (injected ? injectPath : declaredIstio!.path)
+      report('warning', 'istio-hold-off', path, {
+        message: `holdApplicationUntilProxyStarts is not set for this pod${unreadable}: the app starts in parallel with istio-proxy, and its first outbound calls (registering, config, database) fail until the proxy is ready`,
+        fix: `add annotation ${ISTIO_CONFIG}: '{ "holdApplicationUntilProxyStarts": true }' (if the mesh sets it in meshConfig.defaultConfig, this warning does not apply)`
+      })
+    }
+  }
+}
+
+function checkService (object: ManifestObject, report: Report): void {
+  if (get(object.value, ['spec', 'externalTrafficPolicy']) !== 'Local') return
+  report('warning', 'etp-local', ['spec', 'externalTrafficPolicy'], {
+    message: 'externalTrafficPolicy: Local: the load balancer sends only to nodes that pass its own health check (healthCheckNodePort), so when the last pod on a node terminates it keeps sending there until that check fails (interval × unhealthy threshold, often 10–30 s); the node has no local pod left to forward to (a terminating pod is used only while it still passes readiness, which lameduck fails from the start of a drain), and those requests are dropped',
+    tradeoff: 'Local keeps the client source IP and saves a hop between nodes; Cluster (the default) loses the source IP (SNAT) but every node forwards to any ready pod, so a node losing its last pod costs nothing',
+    fix: 'use externalTrafficPolicy: Cluster, or keep Local and make the window outlast the load balancer\'s health check (endpointLagMs ≥ its interval × unhealthy threshold)'
+  })
+}
+
+function checkIngress (object: ManifestObject, report: Report): void {
+  const annotations = isRecord(get(object.value, ['metadata', 'annotations'])) ? get(object.value, ['metadata', 'annotations']) as Record<string, unknown> : {}
+  const className = String(get(object.value, ['spec', 'ingressClassName']) ?? annotations['kubernetes.io/ingress.class'] ?? '')
+  const nginx = /nginx/i.test(className) || Object.keys(annotations).some((k) => k.startsWith('nginx.ingress.kubernetes.io/'))
+  if (!nginx || String(annotations[SERVICE_UPSTREAM]) === 'true') return
+  report('warning', 'nginx-pod-upstream', ['metadata', 'annotations', SERVICE_UPSTREAM], {
+    message: 'ingress-nginx balances over the pod IPs itself: it stops sending to a terminating pod only once its own endpoint sync has run, and meanwhile reuses its keep-alive upstream connections to that pod, so the window must cover the controller\'s lag too',
+    tradeoff: `${SERVICE_UPSTREAM}: "true" sends to the Service's ClusterIP, so kube-proxy follows endpoint removal, but it turns off nginx's own balancing (EWMA, session affinity, canary weights) and its retries on another pod (proxy_next_upstream sees a single upstream)`,
+    fix: `add annotation ${SERVICE_UPSTREAM}: "true", or keep pod IPs and make the window's endpointLagMs cover the controller's endpoint sync`
+  })
+}
+
+function firstPort (c: Container): number | string {
+  const ports = Array.isArray(c.value.ports) ? c.value.ports : []
+  const first = ports.find(isRecord)
+  return typeof first?.containerPort === 'number' ? first.containerPort : 3000
+}

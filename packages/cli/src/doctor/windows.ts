@@ -1,0 +1,92 @@
+// Which propagation window and longest request a pod is checked against:
+// --windows, else the pod's lameduck.dev/windows annotation, else the app's
+// LAMEDUCK_WINDOWS env, else 'kubernetes' (the plugin's own default).
+import { propagationWindow, type PropagationWindow, type WindowsInput } from '@lameduck/core'
+import { MAX_REQUEST_ANNOTATION, WINDOWS_ANNOTATION } from '../plan.ts'
+import type { Path } from './manifest.ts'
+import { isRecord } from './manifest.ts'
+import type { Container, PodTemplate } from './pod.ts'
+
+export interface WindowChoice {
+  window: PropagationWindow
+  /** Where it came from, for the report. */
+  source: string
+  maxRequestMs: number
+  maxRequestSource: string
+  /** A lameduck.dev/* value that could not be read, and where. */
+  problems: Array<{ path: Path, message: string }>
+}
+
+export interface WindowFlags {
+  windows?: WindowsInput
+  maxRequestMs?: number
+}
+
+export function parseWindowsValue (raw: string): WindowsInput {
+  const text = raw.trim()
+  return text.startsWith('{') ? JSON.parse(text) as WindowsInput : text as WindowsInput
+}
+
+export function chooseWindow (pod: PodTemplate, apps: Container[], flags: WindowFlags): WindowChoice {
+  const problems: WindowChoice['problems'] = []
+  let window: PropagationWindow | undefined
+  let source = ''
+  if (flags.windows !== undefined) {
+    window = propagationWindow(flags.windows, '--windows')
+    source = '--windows'
+  }
+  const annotation = find(pod, WINDOWS_ANNOTATION)
+  if (window === undefined && annotation !== undefined) {
+    try {
+      window = propagationWindow(parseWindowsValue(annotation.value), WINDOWS_ANNOTATION)
+      source = `annotation ${WINDOWS_ANNOTATION}`
+    } catch (err) {
+      problems.push({ path: annotation.path, message: `annotation ${WINDOWS_ANNOTATION}: ${(err as Error).message.replace(/^[\w./-]+: /, '')}` })
+    }
+  }
+  if (window === undefined) {
+    for (const c of apps) {
+      const env = Array.isArray(c.value.env) ? c.value.env : []
+      const i = env.findIndex((e) => isRecord(e) && e.name === 'LAMEDUCK_WINDOWS' && typeof e.value === 'string')
+      if (i < 0) continue
+      const value = String((env[i] as Record<string, unknown>).value)
+      try {
+        window = propagationWindow(parseWindowsValue(value), 'LAMEDUCK_WINDOWS')
+        source = `env LAMEDUCK_WINDOWS of '${c.name}'`
+      } catch (err) {
+        problems.push({ path: [...c.path, 'env', i, 'value'], message: `env LAMEDUCK_WINDOWS: ${(err as Error).message.replace(/^[\w./-]+: /, '')}` })
+      }
+      break
+    }
+  }
+  if (window === undefined) {
+    window = propagationWindow('kubernetes')
+    source = `the default; set annotation ${WINDOWS_ANNOTATION} to the app's windows`
+  }
+
+  let maxRequestMs = 0
+  let maxRequestSource = `not declared: annotation ${MAX_REQUEST_ANNOTATION}`
+  if (flags.maxRequestMs !== undefined) {
+    maxRequestMs = flags.maxRequestMs
+    maxRequestSource = '--max-request-ms'
+  } else {
+    const a = find(pod, MAX_REQUEST_ANNOTATION)
+    if (a !== undefined) {
+      const n = Number(a.value)
+      if (Number.isFinite(n) && n >= 0 && a.value.trim() !== '') {
+        maxRequestMs = n
+        maxRequestSource = `annotation ${MAX_REQUEST_ANNOTATION}`
+      } else {
+        problems.push({ path: a.path, message: `annotation ${MAX_REQUEST_ANNOTATION}: must be a number of milliseconds, e.g. "30000" (got '${a.value}')` })
+      }
+    }
+  }
+  return { window, source, maxRequestMs, maxRequestSource, problems }
+}
+
+/** A lameduck.dev/* annotation on the pod template, else on the workload. */
+function find (pod: PodTemplate, key: string): { value: string, path: Path } | undefined {
+  if (pod.annotations[key] !== undefined) return { value: pod.annotations[key], path: [...pod.metaPath, 'annotations', key] }
+  if (pod.workloadAnnotations[key] !== undefined) return { value: pod.workloadAnnotations[key], path: ['metadata', 'annotations', key] }
+  return undefined
+}

@@ -1,0 +1,93 @@
+// Renders the app's drain progress from its admin /status: a redrawn bar on a
+// terminal, one plain line per update otherwise (kubelet keeps hook output as
+// plain text, and a redrawn line would be unreadable there).
+import { formatSeconds } from './args.ts'
+
+/** The parts of the admin /status answer the CLI reads. */
+export interface StatusView {
+  state: string
+  inflight?: number
+  window?: { totalMs?: number }
+  drain?: {
+    phase?: string
+    startedAt?: number
+    windowEndsAt?: number
+    requestsWhileDraining?: number
+    earlyOfflinePending?: string | null
+  } | null
+}
+
+export interface ProgressOptions {
+  stream: NodeJS.WritableStream & { isTTY?: boolean, columns?: number }
+  label: string
+  now?: () => number
+}
+
+export interface ProgressRenderer {
+  readonly tty: boolean
+  show(status: StatusView): void
+  /** Removes the bar (TTY) so the final line starts clean. */
+  clear(): void
+}
+
+export function describeStatus (status: StatusView, now: number): string {
+  const parts = [status.state]
+  const drain = status.drain
+  if (status.state === 'draining' && drain) {
+    const total = status.window?.totalMs ?? 0
+    if (drain.phase === 'window' || drain.phase === 'deregistering') {
+      const left = Math.max(0, (drain.windowEndsAt ?? now) - now)
+      parts.push(`window ${formatSeconds(roundTenth(left))} left of ${formatSeconds(total)}`)
+      if (drain.earlyOfflinePending) parts.push(`early offline pending: ${drain.earlyOfflinePending}`)
+    } else if (drain.phase === 'sidecar') {
+      parts.push('window passed, draining the sidecar')
+    } else if (drain.phase === 'inflight') {
+      parts.push('window passed, waiting for in-flight requests')
+    }
+  }
+  if (status.inflight !== undefined) parts.push(`${status.inflight} in flight`)
+  if (drain?.requestsWhileDraining !== undefined) parts.push(`${drain.requestsWhileDraining} requests while draining`)
+  return parts.join(' · ')
+}
+
+function roundTenth (ms: number): number {
+  return Math.ceil(ms / 100) * 100
+}
+
+function fraction (status: StatusView, now: number): number {
+  const d = status.drain
+  if (status.state !== 'draining' || !d) return status.state === 'offline' ? 1 : 0
+  if (d.phase !== 'window' && d.phase !== 'deregistering') return 1
+  const start = d.startedAt ?? now
+  const end = d.windowEndsAt ?? now
+  if (end <= start) return 1
+  return Math.min(1, Math.max(0, (now - start) / (end - start)))
+}
+
+export function createProgress (options: ProgressOptions): ProgressRenderer {
+  const { stream, label } = options
+  const now = options.now ?? Date.now
+  const tty = stream.isTTY === true
+  let drawn = false
+  return {
+    tty,
+    show (status) {
+      const t = now()
+      const text = describeStatus(status, t)
+      if (!tty) {
+        stream.write(`${label}: ${text}\n`)
+        return
+      }
+      const columns = stream.columns ?? 80
+      const width = Math.max(10, Math.min(30, columns - text.length - label.length - 8))
+      const filled = Math.round(fraction(status, t) * width)
+      const bar = `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`
+      stream.write(`\r${label} ${bar} ${text}`.slice(0, columns + 1) + '\x1b[K')
+      drawn = true
+    },
+    clear () {
+      if (tty && drawn) stream.write('\r\x1b[K')
+      drawn = false
+    }
+  }
+}

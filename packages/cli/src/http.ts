@@ -1,0 +1,77 @@
+// Small HTTP helpers over undici for the commands that talk to the app: one
+// private Agent per command run (closed at the end), JSON answers, and network
+// errors turned into a sentence a person can act on.
+import { Agent, request, type Dispatcher } from 'undici'
+
+export interface HttpAnswer {
+  status: number
+  /** Parsed body when it was JSON, else undefined. */
+  json: Record<string, unknown> | undefined
+  text: string
+}
+
+export interface HttpOptions {
+  method?: 'GET' | 'POST'
+  token?: string | undefined
+  signal?: AbortSignal
+  /** Bound on headers and body; 0 = none (a blocking /offline?wait=true). */
+  timeoutMs: number
+}
+
+/** An Agent whose own timeouts never fire: every request sets its own bound. */
+export function createAgent (): Agent {
+  return new Agent({ headersTimeout: 0, bodyTimeout: 0, connectTimeout: 5_000, keepAliveTimeout: 2_000 })
+}
+
+export async function call (dispatcher: Dispatcher, url: URL, options: HttpOptions): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  const res = await request(url, {
+    dispatcher,
+    method: options.method ?? 'GET',
+    headers,
+    signal: options.signal,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs
+  })
+  const text = await res.body.text()
+  let json: Record<string, unknown> | undefined
+  if (String(res.headers['content-type'] ?? '').includes('json')) {
+    try {
+      const parsed: unknown = JSON.parse(text)
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) json = parsed as Record<string, unknown>
+    } catch {}
+  }
+  return { status: res.statusCode, json, text }
+}
+
+export type NetworkFailure = 'refused' | 'dns' | 'timeout' | 'closed' | 'aborted' | 'other'
+
+/** Classifies a failed request: what happened, in words, and how. */
+export function networkFailure (err: unknown, url: URL): { kind: NetworkFailure, reason: string } {
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }
+  const code = e?.code ?? e?.cause?.code ?? ''
+  const where = url.host
+  switch (code) {
+    case 'ECONNREFUSED':
+      return { kind: 'refused', reason: `nothing is listening at ${where} (connection refused)` }
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return { kind: 'dns', reason: `cannot resolve '${url.hostname}'` }
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return { kind: 'timeout', reason: `${where} did not accept the connection (${code})` }
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return { kind: 'timeout', reason: `${where} did not answer in time` }
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+      return { kind: 'closed', reason: `${where} closed the connection before answering` }
+  }
+  if (e?.name === 'AbortError' || code === 'ABORT_ERR') return { kind: 'aborted', reason: 'interrupted' }
+  return { kind: 'other', reason: `${where}: ${e?.message ?? String(err)}` }
+}

@@ -1,0 +1,109 @@
+// Renders a Plan as a YAML patch for a workload's pod template, with a comment on
+// every number saying where it comes from. Hand-written text (not a YAML dump)
+// so the comments sit exactly where a reader needs them.
+import { WINDOW_PARTS } from '@lameduck/core'
+import { formatSeconds } from './args.ts'
+import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, KILL_MARGIN_S, type Plan } from './plan.ts'
+
+const q = (s: string): string => JSON.stringify(s)
+
+export function renderPlanYaml (plan: Plan, commandLine: string): string {
+  const w = plan.window
+  const out: string[] = []
+  const line = (s = ''): void => { out.push(s) }
+  const sec = formatSeconds
+
+  line(`# ${commandLine}`)
+  line('#')
+  line(`# Propagation window: ${sec(w.totalMs)}, how long consumers may still route to an`)
+  line(`# instance after it deregistered (preset '${w.preset}'):`)
+  if (w.breakdown.length === 0) line('#   nothing to wait for')
+  const width = Math.max(...w.breakdown.map((b) => b.why.length), 0)
+  for (const b of w.breakdown) line(`#   ${sec(b.ms).padStart(7)}  ${b.why.padEnd(width)}  ${b.part}`)
+  line('#')
+  line('# @lameduck/fastify options:')
+  line(`#   windows: ${jsWindows(plan.plugin.windows)},`)
+  line(`#   maxRequestMs: ${plan.maxRequestMs},`)
+  if (plan.plugin.sidecar) line(`#   sidecar: { envoyAdmin: '${plan.plugin.sidecar.envoyAdmin}', drainTimeoutMs: ${plan.plugin.sidecar.drainTimeoutMs} },`)
+  line(`#   shutdownTimeoutMs: ${plan.shutdownTimeoutMs},  // ${shutdownWhy(plan)}`)
+  line('#')
+  line('# Patch for a Deployment, StatefulSet or DaemonSet: merge into spec.template')
+  line('# (e.g. kubectl patch deployment NAME --type strategic --patch-file plan.yaml).')
+  line('spec:')
+  line('  template:')
+  line('    metadata:')
+  line('      annotations:')
+  line('        # read by `lameduck doctor` to check the manifest against the same numbers')
+  for (const [k, v] of Object.entries(plan.annotations)) line(`        ${k}: ${q(v)}`)
+  if (plan.istio) {
+    const pc = plan.istio.proxyConfig
+    line('        # Istio proxy settings:')
+    line('        # - holdApplicationUntilProxyStarts: the app container starts only once the proxy')
+    line('        #   is ready, so its first outbound calls (registering, config) go through')
+    line('        # - EXIT_ON_ZERO_ACTIVE_CONNECTIONS: after its SIGTERM the proxy exits as soon as no')
+    line('        #   connection is left, instead of after a fixed terminationDrainDuration')
+    line(`        # - MINIMUM_DRAIN_DURATION ${pc.proxyMetadata.MINIMUM_DRAIN_DURATION}: the proxy gets SIGTERM only once the app is offline`)
+    line('        #   (wait-drained below); this covers the app closing before connections are counted')
+    line(`        # - terminationDrainDuration ${pc.terminationDrainDuration}: only used if exit-on-zero is turned off again`)
+    line('        proxy.istio.io/config: |')
+    line(`          holdApplicationUntilProxyStarts: ${pc.holdApplicationUntilProxyStarts}`)
+    line(`          terminationDrainDuration: ${pc.terminationDrainDuration}`)
+    line('          proxyMetadata:')
+    line(`            EXIT_ON_ZERO_ACTIVE_CONNECTIONS: ${q(pc.proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS)}`)
+    line(`            MINIMUM_DRAIN_DURATION: ${pc.proxyMetadata.MINIMUM_DRAIN_DURATION}`)
+  }
+  line('    spec:')
+  line('      # kubelet SIGKILLs the pod this long after preStop starts: the plugin\'s shutdownTimeoutMs')
+  line(`      # ${sec(plan.shutdownTimeoutMs)} + ${KILL_MARGIN_S} s margin${plan.istio ? ` + ${ISTIO_MINIMUM_DRAIN_S} s for the proxy's MINIMUM_DRAIN_DURATION` : ''}`)
+  line(`      terminationGracePeriodSeconds: ${plan.terminationGracePeriodSeconds}`)
+  if (plan.sidecar === 'native') {
+    line('      initContainers:')
+    line('        - name: envoy  # your Envoy sidecar, as a native sidecar (Kubernetes >= 1.29)')
+    line('          # kubelet starts it before the app and stops it only after the app has exited,')
+    line('          # so it needs no preStop; the plugin drains it after the window (sidecar option)')
+    line('          restartPolicy: Always')
+  }
+  line('      containers:')
+  line(`        - name: ${plan.container}`)
+  line('          lifecycle:')
+  line('            preStop:')
+  line('              exec:')
+  line(`                # blocks until the app is offline: deregistered, the ${sec(w.totalMs)} window passed,`)
+  line(`                # ${plan.sidecar ? 'the sidecar drained, ' : ''}nothing in flight; kubelet sends SIGTERM after it`)
+  line(`                command: [${plan.preStop.exec.command.map(q).join(', ')}]`)
+  const p = plan.readinessProbe
+  line('          readinessProbe:')
+  line(`            # 503 from the start of a drain: out of the Service within ${p.periodSeconds} × ${p.failureThreshold} = ${p.periodSeconds * p.failureThreshold} s`)
+  line('            # of a manual /offline (pod termination removes the endpoint by itself)')
+  line('            httpGet:')
+  line(`              path: ${p.httpGet.path}`)
+  line(`              port: ${p.httpGet.port}`)
+  line(`            periodSeconds: ${p.periodSeconds}`)
+  line(`            failureThreshold: ${p.failureThreshold}`)
+  if (plan.istio) {
+    line('        - name: istio-proxy  # merged by Istio into the injected sidecar')
+    line('          image: auto')
+    line('          lifecycle:')
+    line('            preStop:')
+    line('              exec:')
+    line('                # keeps the proxy up until the app is offline, so traffic flows both ways for')
+    line('                # the whole drain (the proxy container needs the lameduck binary: see examples/k8s)')
+    line(`                command: [${plan.istio.sidecarPreStop.exec.command.map(q).join(', ')}]`)
+  }
+  return out.join('\n') + '\n'
+}
+
+function shutdownWhy (plan: Plan): string {
+  const parts = [`${formatSeconds(plan.window.totalMs)} window`]
+  if (plan.plugin.sidecar) parts.push(`${formatSeconds(plan.plugin.sidecar.drainTimeoutMs)} sidecar drain`)
+  parts.push(`${formatSeconds(plan.maxRequestMs)} longest request`, `${formatSeconds(CLOSE_SLACK_MS)} close`)
+  return parts.join(' + ')
+}
+
+function jsWindows (windows: Plan['plugin']['windows']): string {
+  if (typeof windows === 'string') return `'${windows}'`
+  const fields: string[] = []
+  if (windows.preset !== undefined) fields.push(`preset: '${windows.preset}'`)
+  for (const part of WINDOW_PARTS) if (windows[part] !== undefined) fields.push(`${part}: ${windows[part]}`)
+  return `{ ${fields.join(', ')} }`
+}

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { memoryRegistry } from '@lameduck/core'
+import lameduck, { type LameduckOptions } from '@lameduck/fastify'
+import type { Command, CommandContext } from '../src/command.ts'
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+export const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url))
+export const FIXTURES = fileURLToPath(new URL('./fixtures/doctor/', import.meta.url))
+
+/** A writable that keeps what was written; `tty` makes it look like a terminal. */
+export class Capture extends Writable {
+  chunks: string[] = []
+  isTTY: boolean
+  columns: number
+  constructor (tty = false, columns = 100) {
+    super()
+    this.isTTY = tty
+    this.columns = columns
+  }
+
+  override _write (chunk: Buffer | string, _encoding: string, done: () => void): void {
+    this.chunks.push(String(chunk))
+    done()
+  }
+
+  get text (): string { return this.chunks.join('') }
+}
+
+export interface Ran { code: number, stdout: string, stderr: string, ms: number }
+
+/** Runs a command in-process with captured streams. */
+export async function runCommand (command: Command, argv: string[], options: { env?: NodeJS.ProcessEnv, tty?: boolean, signal?: AbortSignal, stdin?: NodeJS.ReadableStream } = {}): Promise<Ran & { out: Capture }> {
+  const stdout = new Capture(options.tty === true)
+  const stderr = new Capture()
+  const ctx: CommandContext = { argv, stdout, stderr, env: options.env ?? {}, signal: options.signal ?? new AbortController().signal, stdin: options.stdin }
+  const started = Date.now()
+  const code = await command.run(ctx)
+  return { code, stdout: stdout.text, stderr: stderr.text, ms: Date.now() - started, out: stdout }
+}
+
+/** Runs `node --conditions=@lameduck/source src/bin.ts ...args` as a real child process. */
+export function runBin (args: string[], options: { env?: NodeJS.ProcessEnv, input?: string, onSpawn?: (pid: number) => void } = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const child = spawn(process.execPath, ['--conditions=@lameduck/source', BIN, ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : -1), stdout, stderr, ms: Date.now() - started }))
+    if (options.input !== undefined) child.stdin.end(options.input)
+    else child.stdin.end()
+    options.onSpawn?.(child.pid!)
+  })
+}
+
+export interface Started { app: FastifyInstance, url: string, admin: string }
+
+/** A real Fastify app with @lameduck/fastify on 127.0.0.1: memory registry, 300 ms window, admin on a free port. */
+export async function startApp (options: Partial<LameduckOptions> = {}): Promise<Started> {
+  const app = Fastify({ logger: false })
+  await app.register(lameduck, {
+    service: 'orders',
+    host: '127.0.0.1',
+    registry: memoryRegistry(),
+    windows: { clientFetchMs: 300 },
+    warmup: 0,
+    signals: false,
+    admin: { port: 0 },
+    ...options
+  })
+  app.get('/slow', async (req) => {
+    const ms = Number((req.query as { ms?: string }).ms ?? 500)
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    return { slept: ms }
+  })
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  return { app, url, admin: app.lameduck.adminUrl! }
+}
+
+/** Polls `fn` until it returns a truthy value or the deadline passes. */
+export async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await fn()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, intervalMs))
+  }
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}

@@ -1,0 +1,126 @@
+// `lameduck-devkit envoy`: the local Envoy as a process. Like Envoy, SIGTERM/SIGINT and
+// `POST /quitquitquit` stop it at once, without a drain period.
+import { parseArgs } from 'node:util'
+import { LameduckError } from '@lameduck/core'
+import { startEnvoy } from './local-envoy.ts'
+import type { EnvoyOptions } from './options.ts'
+
+export const ENVOY_CLI_HELP = `Usage: lameduck-devkit envoy --listen PORT --upstream URL [options]
+
+A local Envoy sidecar for development and tests: an HTTP/1.1 proxy in front of the app
+and Envoy's admin API (/ready, /healthcheck/fail, /drain_listeners, /stats, ...).
+
+Options:
+  --listen PORT              data-plane listener port (required; 0 = any free port)
+  --upstream URL             the app, e.g. http://127.0.0.1:3000 (required)
+  --admin PORT               admin API port (default 15000)
+  --host ADDR                listener and admin bind address (default 127.0.0.1)
+  --drain-time-s S           drain period of /drain_listeners?graceful, decimals allowed (default 45)
+  --drain-strategy NAME      immediate | gradual (default immediate, as Istio runs Envoy)
+  --initialize-delay-ms MS   time /ready says INITIALIZING before LIVE (default 0)
+  --concurrency N            worker count for per-worker stats (default 2)
+  --stat-prefix NAME         HTTP connection manager stat prefix (default ingress_http)
+  -h, --help                 show this help
+
+Example:
+  lameduck-devkit envoy --listen 15006 --upstream http://127.0.0.1:3000 --drain-time-s 5
+  curl -s localhost:15000/ready                                  # LIVE
+  curl -s -X POST 'localhost:15000/drain_listeners?inboundonly&graceful'
+  curl -s 'localhost:15000/stats?usedonly&filter=downstream_cx_active$'
+`
+
+export interface EnvoyCliIo {
+  stdout?: NodeJS.WritableStream
+  stderr?: NodeJS.WritableStream
+  /** Stops the proxy when aborted. Default: SIGINT/SIGTERM. */
+  signal?: AbortSignal
+}
+
+/** Runs `lameduck-devkit envoy ARGS` until a signal or /quitquitquit; resolves with the exit code. */
+export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout
+  const stderr = io.stderr ?? process.stderr
+  let values
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        listen: { type: 'string' },
+        upstream: { type: 'string' },
+        admin: { type: 'string', default: '15000' },
+        host: { type: 'string', default: '127.0.0.1' },
+        'drain-time-s': { type: 'string', default: '45' },
+        'drain-strategy': { type: 'string', default: 'immediate' },
+        'initialize-delay-ms': { type: 'string', default: '0' },
+        concurrency: { type: 'string', default: '2' },
+        'stat-prefix': { type: 'string', default: 'ingress_http' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    }).values
+  } catch (err) {
+    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n\n${ENVOY_CLI_HELP}`)
+    return 2
+  }
+  if (values.help === true) { stdout.write(ENVOY_CLI_HELP); return 0 }
+  const number = (flag: string, text: string | undefined): number => {
+    const n = Number(text)
+    if (text === undefined || text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${flag} must be a non-negative number, got '${text ?? ''}'`)
+    return n
+  }
+  let options: EnvoyOptions
+  try {
+    if (values.listen === undefined) throw new UsageError('--listen PORT is required')
+    if (values.upstream === undefined) throw new UsageError('--upstream URL is required')
+    options = {
+      listen: number('listen', values.listen),
+      upstream: values.upstream,
+      admin: number('admin', values.admin),
+      host: values.host,
+      adminHost: values.host,
+      drainTimeMs: Math.round(number('drain-time-s', values['drain-time-s']) * 1000),
+      drainStrategy: values['drain-strategy'] as EnvoyOptions['drainStrategy'],
+      initializeDelayMs: number('initialize-delay-ms', values['initialize-delay-ms']),
+      concurrency: number('concurrency', values.concurrency),
+      statPrefix: values['stat-prefix']
+    }
+  } catch (err) {
+    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n`)
+    return 2
+  }
+
+  let envoy
+  try {
+    envoy = await startEnvoy(options)
+  } catch (err) {
+    const usage = err instanceof LameduckError && err.code === 'LAMEDUCK_ERR_INVALID_OPTION'
+    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n`)
+    return usage ? 2 : 1
+  }
+  stdout.write(`envoy listening on ${envoy.url} -> ${options.upstream}\n`)
+  stdout.write(`envoy admin on ${envoy.adminUrl}\n`)
+
+  const stop = new AbortController()
+  const onSignal = (): void => stop.abort()
+  if (io.signal === undefined) {
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
+  } else if (io.signal.aborted) {
+    stop.abort()
+  } else {
+    io.signal.addEventListener('abort', onSignal, { once: true })
+  }
+  const stopped = new Promise<'signal'>((resolve) => {
+    if (stop.signal.aborted) resolve('signal')
+    else stop.signal.addEventListener('abort', () => resolve('signal'), { once: true })
+  })
+  const why = await Promise.race([stopped, envoy.closed.then(() => 'quit' as const)])
+  process.off('SIGINT', onSignal)
+  process.off('SIGTERM', onSignal)
+  io.signal?.removeEventListener('abort', onSignal)
+  await envoy.close()
+  stdout.write(why === 'quit' ? 'envoy: /quitquitquit, exited\n' : 'envoy: signal, exited\n')
+  return 0
+}
+
+class UsageError extends Error {}

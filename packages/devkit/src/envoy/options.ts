@@ -1,0 +1,150 @@
+import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+import type { DrainStrategy, TrafficDirection } from './drain-manager.ts'
+
+export interface EnvoyOptions {
+  /** The app this Envoy fronts, e.g. 'http://127.0.0.1:3000'. Required. */
+  upstream: string | URL
+  /** Data-plane listener port. Default 0 (any free port). */
+  listen?: number
+  /** Listener bind address. Default '127.0.0.1'. */
+  host?: string
+  /** Admin port. Default 0 here; the CLI defaults to 15000. */
+  admin?: number
+  /** Admin bind address. Default '127.0.0.1'. */
+  adminHost?: string
+  /** --drain-time-s in ms. Default 45 000 (Istio's drainDuration; Envoy's own default is 600 s). */
+  drainTimeMs?: number
+  /** --drain-strategy. Default 'immediate' (what Istio runs; Envoy's own default is 'gradual'). */
+  drainStrategy?: DrainStrategy
+  /** Time in PRE_INITIALIZING (init manager not started) after the listeners are bound. Default 0. */
+  preInitializeDelayMs?: number
+  /** Then time in INITIALIZING (xDS not yet loaded); connections wait unaccepted. Default 0. */
+  initializeDelayMs?: number
+  /** Stats flush period: `server.state` and `server.total_connections` lag by up to this. Default 5000. */
+  statsFlushIntervalMs?: number
+  /** Worker threads: per-worker `listener.<addr>.worker_N.*` stats. Default 2 (Istio's concurrency). */
+  concurrency?: number
+  /** Listener name in /listeners. Default 'ingress'. */
+  listenerName?: string
+  /** HCM stat_prefix: `http.<prefix>.*`. Default 'ingress_http' (Contour's, so its method counts it). */
+  statPrefix?: string
+  /** Listener traffic_direction; `inboundonly` drains only INBOUND listeners. Default 'inbound'. */
+  trafficDirection?: TrafficDirection
+  /** Listener drain_type. 'modify_only' ignores /healthcheck/fail. Default 'default'. */
+  drainType?: 'default' | 'modify_only'
+  /** Envoy >= #47042: a non-graceful drain also drains connections, and skip_exit alone is allowed. Default true. */
+  nonGracefulDrainNotifies?: boolean
+  /** Envoy >= #37873: `inboundonly&graceful` drains only inbound listeners. Default true. */
+  perDirectionDrain?: boolean
+  /** Newest Envoy: idle connections still open after 2/3 of the drain time are closed by its end. Default true. */
+  proactiveIdleDrain?: boolean
+  /** HCM idle_timeout for keep-alive connections. Default 3 600 000 (1 h). */
+  idleTimeoutMs?: number
+  /** Route timeout; 504 `upstream request timeout` when exceeded; 0 = none. Default 15 000. */
+  upstreamTimeoutMs?: number
+  /** Retries of a request whose upstream connection failed before a response (Istio's connect-failure/reset default). Default 1. */
+  upstreamRetries?: number
+  /** Blank line after each Prometheus family (recent Envoy). Default true. */
+  promBlankLineBetweenFamilies?: boolean
+  /** For the gradual strategy; tests make it deterministic. Default Math.random. */
+  random?: () => number
+  logger?: Logger
+}
+
+export interface ResolvedEnvoyOptions {
+  upstream: URL
+  listen: number
+  host: string
+  admin: number
+  adminHost: string
+  drainTimeMs: number
+  drainStrategy: DrainStrategy
+  preInitializeDelayMs: number
+  initializeDelayMs: number
+  statsFlushIntervalMs: number
+  concurrency: number
+  listenerName: string
+  statPrefix: string
+  trafficDirection: TrafficDirection
+  drainType: 'default' | 'modify_only'
+  nonGracefulDrainNotifies: boolean
+  perDirectionDrain: boolean
+  proactiveIdleDrain: boolean
+  idleTimeoutMs: number
+  upstreamTimeoutMs: number
+  upstreamRetries: number
+  promBlankLineBetweenFamilies: boolean
+  random: () => number
+  logger: Logger
+}
+
+function show (v: unknown): string {
+  return typeof v === 'string' ? `'${v}'` : v === null ? 'null' : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`
+}
+
+export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
+  if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'expected an object, e.g. { upstream: \'http://127.0.0.1:3000\' }')
+  let upstream: URL
+  try {
+    upstream = new URL(String(o.upstream))
+  } catch {
+    throw new InvalidOptionError('upstream', `must be the app's URL, e.g. 'http://127.0.0.1:3000', got ${show(o.upstream)}`)
+  }
+  if (upstream.protocol !== 'http:') throw new InvalidOptionError('upstream', `must be an http:// URL (the proxy speaks HTTP/1.1 to the app), got '${upstream.href}'`)
+  const port = (name: string, v: unknown, fallback: number): number => {
+    const p = v ?? fallback
+    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 65535) throw new InvalidOptionError(name, `must be a port number 0-65535, got ${show(p)}`)
+    return p
+  }
+  const ms = (name: string, v: unknown, fallback: number): number => {
+    const d = v ?? fallback
+    if (typeof d !== 'number' || !Number.isFinite(d) || d < 0) throw new InvalidOptionError(name, `must be a non-negative number of milliseconds, got ${show(d)}`)
+    return d
+  }
+  const int = (name: string, v: unknown, fallback: number, min: number): number => {
+    const n = v ?? fallback
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min) throw new InvalidOptionError(name, `must be an integer >= ${min}, got ${show(n)}`)
+    return n
+  }
+  const bool = (name: string, v: unknown, fallback: boolean): boolean => {
+    const b = v ?? fallback
+    if (typeof b !== 'boolean') throw new InvalidOptionError(name, `must be true or false, got ${show(b)}`)
+    return b
+  }
+  const pick = <T extends string>(name: string, v: unknown, allowed: readonly T[], fallback: T): T => {
+    const s = v ?? fallback
+    if (!allowed.includes(s as T)) throw new InvalidOptionError(name, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${show(s)}`)
+    return s as T
+  }
+  const name = (n: string, v: unknown, fallback: string): string => {
+    const s = v ?? fallback
+    if (typeof s !== 'string' || !/^[\w-]+$/.test(s)) throw new InvalidOptionError(n, `must be a name of letters, digits, '_' or '-', got ${show(s)}`)
+    return s
+  }
+  return {
+    upstream,
+    listen: port('listen', o.listen, 0),
+    host: o.host ?? '127.0.0.1',
+    admin: port('admin', o.admin, 0),
+    adminHost: o.adminHost ?? '127.0.0.1',
+    drainTimeMs: ms('drainTimeMs', o.drainTimeMs, 45_000),
+    drainStrategy: pick('drainStrategy', o.drainStrategy, ['immediate', 'gradual'], 'immediate'),
+    preInitializeDelayMs: ms('preInitializeDelayMs', o.preInitializeDelayMs, 0),
+    initializeDelayMs: ms('initializeDelayMs', o.initializeDelayMs, 0),
+    statsFlushIntervalMs: ms('statsFlushIntervalMs', o.statsFlushIntervalMs, 5000) || 5000,
+    concurrency: int('concurrency', o.concurrency, 2, 1),
+    listenerName: name('listenerName', o.listenerName, 'ingress'),
+    statPrefix: name('statPrefix', o.statPrefix, 'ingress_http'),
+    trafficDirection: pick('trafficDirection', o.trafficDirection, ['inbound', 'outbound', 'unspecified'], 'inbound'),
+    drainType: pick('drainType', o.drainType, ['default', 'modify_only'], 'default'),
+    nonGracefulDrainNotifies: bool('nonGracefulDrainNotifies', o.nonGracefulDrainNotifies, true),
+    perDirectionDrain: bool('perDirectionDrain', o.perDirectionDrain, true),
+    proactiveIdleDrain: bool('proactiveIdleDrain', o.proactiveIdleDrain, true),
+    idleTimeoutMs: ms('idleTimeoutMs', o.idleTimeoutMs, 3_600_000),
+    upstreamTimeoutMs: ms('upstreamTimeoutMs', o.upstreamTimeoutMs, 15_000),
+    upstreamRetries: int('upstreamRetries', o.upstreamRetries, 1, 0),
+    promBlankLineBetweenFamilies: bool('promBlankLineBetweenFamilies', o.promBlankLineBetweenFamilies, true),
+    random: o.random ?? Math.random,
+    logger: o.logger ?? silentLogger
+  }
+}

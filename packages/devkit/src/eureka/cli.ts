@@ -1,0 +1,120 @@
+// `lameduck-devkit eureka [...]`: runs the local Eureka server until SIGINT/SIGTERM.
+import { parseArgs } from 'node:util'
+import { InvalidOptionError, type Logger } from '@lameduck/core'
+import { EUREKA_SERVER_DEFAULTS, type EurekaServerOptions } from './options.ts'
+import { startEureka } from './server.ts'
+
+export const EUREKA_USAGE = `Usage: lameduck-devkit eureka [options]
+
+A local Eureka server (REST v2 under /eureka and /eureka/v2) with real response
+caches, delta queue and leases. For development and tests only.
+
+Options (durations in ms):
+  --port N                          port to listen on (default 8761; 0 = any free port)
+  --host H                          interface (default 127.0.0.1)
+  --response-cache-update-ms N      read-only response cache refresh (default 30000)
+  --no-readonly-cache               serve GETs from the read-write cache: changes show at once
+  --response-cache-expiry-ms N      read-write cache expiry after write (default 180000)
+  --delta-retention-ms N            how long a change stays in the delta queue (default 180000)
+  --delta-retention-timer-ms N      delta queue pruning period (default 30000)
+  --disable-delta                   GET /apps/delta answers 403
+  --eviction-interval-ms N          eviction task period (default 60000)
+  --lease-duration-ms N             lease for registrants without leaseInfo (default 90000)
+  --no-lease-expiry-bug             expire leases after 1 x duration (real servers: 2 x)
+  --self-preservation               stop expiring leases when renews drop (real default: on)
+  --strict                          reject bodies a real server cannot deserialize (400)
+  --verbose                         log every request
+  -h, --help                        show this help
+`
+
+export interface EurekaCliIo {
+  stdout?: { write(s: string): unknown }
+  stderr?: { write(s: string): unknown }
+  /** Stops the server like a signal would (tests). */
+  signal?: AbortSignal
+}
+
+const durationFlags = {
+  'response-cache-update-ms': 'responseCacheUpdateIntervalMs',
+  'response-cache-expiry-ms': 'responseCacheAutoExpirationMs',
+  'delta-retention-ms': 'retentionTimeInMSInDeltaQueue',
+  'delta-retention-timer-ms': 'deltaRetentionTimerIntervalInMs',
+  'eviction-interval-ms': 'evictionIntervalTimerInMs',
+  'lease-duration-ms': 'defaultLeaseDurationMs'
+} as const satisfies Record<string, keyof EurekaServerOptions>
+
+/** Parses argv (without `eureka`), starts the server, prints its address, and resolves after SIGINT/SIGTERM closed it. */
+export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promise<void> {
+  const stdout = io.stdout ?? process.stdout
+  const stderr = io.stderr ?? process.stderr
+  const { values } = parseArgs({
+    args: argv,
+    allowNegative: true,
+    strict: true,
+    options: {
+      port: { type: 'string', default: '8761' },
+      host: { type: 'string', default: EUREKA_SERVER_DEFAULTS.host },
+      'readonly-cache': { type: 'boolean', default: true },
+      'disable-delta': { type: 'boolean', default: false },
+      'lease-expiry-bug': { type: 'boolean', default: true },
+      'self-preservation': { type: 'boolean', default: false },
+      strict: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      ...Object.fromEntries(Object.keys(durationFlags).map((k) => [k, { type: 'string' as const }]))
+    }
+  })
+  if (values.help) { stdout.write(EUREKA_USAGE); return }
+
+  const options: EurekaServerOptions = {
+    port: integer('--port', values.port as string),
+    host: values.host as string,
+    useReadOnlyCache: values['readonly-cache'] as boolean,
+    disableDelta: values['disable-delta'] as boolean,
+    leaseExpiryBug: values['lease-expiry-bug'] as boolean,
+    selfPreservation: values['self-preservation'] as boolean,
+    strict: values.strict as boolean,
+    logger: lineLogger(stdout, stderr, values.verbose as boolean)
+  }
+  for (const [flag, option] of Object.entries(durationFlags)) {
+    const raw = (values as Record<string, unknown>)[flag]
+    if (typeof raw === 'string') options[option] = integer(`--${flag}`, raw)
+  }
+
+  const server = await startEureka(options)
+  const o = server.options
+  stdout.write(`eureka: listening on ${server.url} (apps: ${server.serviceUrl})\n`)
+  stdout.write(`eureka: read-only cache ${o.useReadOnlyCache ? `every ${o.responseCacheUpdateIntervalMs} ms` : 'off'}, ` +
+    `eviction every ${o.evictionIntervalTimerInMs} ms, leases ${o.defaultLeaseDurationMs} ms${o.leaseExpiryBug ? ' (x2 expiry bug)' : ''}\n`)
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      io.signal?.removeEventListener('abort', stop)
+      resolve()
+    }
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    if (io.signal?.aborted) stop()
+    else io.signal?.addEventListener('abort', stop, { once: true })
+  })
+  await server.close()
+  stdout.write('eureka: stopped\n')
+}
+
+function integer (flag: string, raw: string): number {
+  const n = Number(raw)
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 0) throw new InvalidOptionError(flag, `must be a non-negative integer, got '${raw}'`)
+  return n
+}
+
+function lineLogger (stdout: { write(s: string): unknown }, stderr: { write(s: string): unknown }, verbose: boolean): Logger {
+  const line = (out: { write(s: string): unknown }) => (_obj: object, msg?: string) => { if (msg) out.write(`${msg}\n`) }
+  return {
+    debug: verbose ? line(stdout) : () => {},
+    info: line(stdout),
+    warn: line(stderr),
+    error: line(stderr)
+  }
+}

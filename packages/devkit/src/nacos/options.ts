@@ -1,0 +1,120 @@
+import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+
+// Options of the local Nacos naming server. Defaults are those of a Nacos 2.x
+// server; every duration can be scaled down so tests run in seconds.
+export interface NacosServerOptions {
+  /** Address to listen on (HTTP and the UDP push socket). Default '127.0.0.1'. */
+  host?: string
+  /** HTTP port. Default 0 (a free port); the CLI defaults to 8848. */
+  port?: number
+  /** `cacheMillis` in every ServiceInfo: the SDK's poll period. Default 10000. */
+  cacheMillis?: number
+  /** UDP push to subscribers. Default true; false exercises the polling path. */
+  push?: boolean
+  /** Delay between a change and its push (2.x/3.x: 500 ms; 1.x: 1000 ms). Default 500. */
+  pushDelayMs?: number
+  /** Where pushes go: the `clientIP` the subscriber reported (like Nacos) or the HTTP peer address. Default 'client-ip'. */
+  pushTo?: 'client-ip' | 'peer'
+  /** How long to wait for a push-ack before resending. Default 10000. */
+  pushAckTimeoutMs?: number
+  /** Resends after a missing ack. Default 1. */
+  pushRetries?: number
+  /** A subscriber that has not listed the service for this long gets no more pushes. Default cacheMillis + 5000. */
+  subscriberTtlMs?: number
+  /** `clientBeatInterval` answered to beats. Default 5000. */
+  clientBeatIntervalMs?: number
+  /** An ephemeral instance without a beat for this long turns unhealthy. Default 15000. */
+  heartBeatTimeoutMs?: number
+  /** An ephemeral instance without a beat for this long is deleted. Default 30000. */
+  ipDeleteTimeoutMs?: number
+  /** Period of the heartbeat check task. Default 5000. */
+  checkIntervalMs?: number
+  /** Share of healthy instances at or below which all are reported healthy; false turns protection off. Default 0. */
+  protectThreshold?: number | false
+  /** Re-register an unknown instance from a full beat ("data compensation", Nacos ≥ 1.3.2). Default true; false answers code 20404. */
+  beatReregister?: boolean
+  /** pino-compatible logger. Default silent. */
+  logger?: Logger
+}
+
+export interface ResolvedNacosServerOptions {
+  host: string
+  port: number
+  cacheMillis: number
+  push: boolean
+  pushDelayMs: number
+  pushTo: 'client-ip' | 'peer'
+  pushAckTimeoutMs: number
+  pushRetries: number
+  subscriberTtlMs: number
+  clientBeatIntervalMs: number
+  heartBeatTimeoutMs: number
+  ipDeleteTimeoutMs: number
+  checkIntervalMs: number
+  protectThreshold: number | false
+  beatReregister: boolean
+  logger: Logger
+}
+
+const DURATIONS = ['cacheMillis', 'pushDelayMs', 'pushAckTimeoutMs', 'subscriberTtlMs', 'clientBeatIntervalMs', 'heartBeatTimeoutMs', 'ipDeleteTimeoutMs', 'checkIntervalMs'] as const
+const KNOWN = new Set<string>(['host', 'port', 'push', 'pushTo', 'pushRetries', 'protectThreshold', 'beatReregister', 'logger', ...DURATIONS])
+
+export function resolveServerOptions (options: NacosServerOptions = {}): ResolvedNacosServerOptions {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('startNacos', 'options must be an object')
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw new InvalidOptionError(`startNacos.${key}`, `unknown option; known options are ${[...KNOWN].join(', ')}`)
+  }
+  for (const key of DURATIONS) {
+    const value = options[key]
+    if (value === undefined) continue
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new InvalidOptionError(key, `must be a non-negative number of milliseconds, got ${String(value)}`)
+    }
+  }
+  for (const key of ['cacheMillis', 'checkIntervalMs', 'pushAckTimeoutMs', 'clientBeatIntervalMs'] as const) {
+    if (options[key] === 0) throw new InvalidOptionError(key, 'must be greater than 0')
+  }
+  const port = options.port ?? 0
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError('port', `must be an integer from 0 to 65535, got ${String(port)}`)
+  const host = options.host ?? '127.0.0.1'
+  if (typeof host !== 'string' || host === '') throw new InvalidOptionError('host', 'must be a non-empty string such as 127.0.0.1')
+  const pushTo = options.pushTo ?? 'client-ip'
+  if (pushTo !== 'client-ip' && pushTo !== 'peer') throw new InvalidOptionError('pushTo', `must be 'client-ip' or 'peer', got ${String(pushTo)}`)
+  const pushRetries = options.pushRetries ?? 1
+  if (!Number.isInteger(pushRetries) || pushRetries < 0) throw new InvalidOptionError('pushRetries', `must be a non-negative integer, got ${String(pushRetries)}`)
+  const protectThreshold = options.protectThreshold ?? 0
+  if (protectThreshold !== false && (typeof protectThreshold !== 'number' || !(protectThreshold >= 0 && protectThreshold <= 1))) {
+    throw new InvalidOptionError('protectThreshold', `must be a number from 0 to 1, or false to turn protection off; got ${String(protectThreshold)}`)
+  }
+  for (const key of ['push', 'beatReregister'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean') throw new InvalidOptionError(key, `must be a boolean, got ${String(options[key])}`)
+  }
+  const logger = options.logger ?? silentLogger
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+    if (typeof logger[level] !== 'function') throw new InvalidOptionError('logger', `must be a pino-compatible logger with a ${level}() method`)
+  }
+  const cacheMillis = options.cacheMillis ?? 10_000
+  const heartBeatTimeoutMs = options.heartBeatTimeoutMs ?? 15_000
+  const ipDeleteTimeoutMs = options.ipDeleteTimeoutMs ?? 30_000
+  if (ipDeleteTimeoutMs < heartBeatTimeoutMs) {
+    throw new InvalidOptionError('ipDeleteTimeoutMs', `must not be shorter than heartBeatTimeoutMs (${heartBeatTimeoutMs} ms), got ${ipDeleteTimeoutMs}`)
+  }
+  return {
+    host,
+    port,
+    cacheMillis,
+    push: options.push ?? true,
+    pushDelayMs: options.pushDelayMs ?? 500,
+    pushTo,
+    pushAckTimeoutMs: options.pushAckTimeoutMs ?? 10_000,
+    pushRetries,
+    subscriberTtlMs: options.subscriberTtlMs ?? cacheMillis + 5_000,
+    clientBeatIntervalMs: options.clientBeatIntervalMs ?? 5_000,
+    heartBeatTimeoutMs,
+    ipDeleteTimeoutMs,
+    checkIntervalMs: options.checkIntervalMs ?? 5_000,
+    protectThreshold,
+    beatReregister: options.beatReregister ?? true,
+    logger
+  }
+}

@@ -1,0 +1,72 @@
+// `lameduck-devkit rollout`: one rolling update under load, with a loss report.
+import { writeFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { renderChart } from './chart.ts'
+import type { RolloutOptions } from './options.ts'
+import { runRollout } from './rollout.ts'
+import { summaryTable } from './summary.ts'
+
+export const ROLLOUT_USAGE = `Usage: lameduck-devkit rollout [options]
+
+A Kubernetes rolling update of real provider processes under open-loop load,
+with a loss report.
+
+Options:
+  --registry eureka|nacos|none   traffic path (none = Kubernetes Service)   [eureka]
+  --sidecar                      a local Envoy in front of every provider
+  --mode naive|sleep|lameduck    no preStop | preStop sleep | lameduck prestop  [lameduck]
+  --providers N                  replicas                                    [3]
+  --rps N                        request rate                                [300]
+  --scale F                      multiplies production durations (90 s → 4.5 s at 0.05)  [0.05]
+  --sleep-s N                    sleep of the 'sleep' mode, as in the manifest  [30]
+  --grace-s N                    terminationGracePeriodSeconds (unscaled)    [30, or lameduck plan's]
+  --endpoint-lag-ms N            Kubernetes endpoint propagation lag         [1000]
+  --json FILE                    write the report as JSON
+  --chart FILE                   write an SVG chart
+  --quiet                        no progress lines
+
+Example:
+  lameduck-devkit rollout --registry eureka --mode naive --json naive.json --chart naive.svg
+`
+
+export async function runRolloutCli (argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      registry: { type: 'string' },
+      sidecar: { type: 'boolean' },
+      mode: { type: 'string' },
+      providers: { type: 'string' },
+      rps: { type: 'string' },
+      scale: { type: 'string' },
+      'sleep-s': { type: 'string' },
+      'grace-s': { type: 'string' },
+      'endpoint-lag-ms': { type: 'string' },
+      json: { type: 'string' },
+      chart: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help) { out(ROLLOUT_USAGE); return 0 }
+  const n = (v: string | undefined): number | undefined => v === undefined ? undefined : Number(v)
+  const options: RolloutOptions = {
+    registry: values.registry as RolloutOptions['registry'],
+    sidecar: values.sidecar,
+    mode: values.mode as RolloutOptions['mode'],
+    providers: n(values.providers),
+    rps: n(values.rps),
+    scale: n(values.scale),
+    sleepSeconds: n(values['sleep-s']),
+    gracePeriodSeconds: n(values['grace-s']),
+    endpointLagMs: n(values['endpoint-lag-ms']),
+    ...(values.quiet ? {} : { log: (line: string) => out(`${new Date().toISOString().slice(11, 23)}  ${line}\n`) })
+  }
+  for (const [k, v] of Object.entries(options)) if (v === undefined) delete (options as Record<string, unknown>)[k]
+  const report = await runRollout(options)
+  const title = `${report.scenario.registry}${report.scenario.sidecar ? '+envoy' : ''} / ${report.scenario.mode}`
+  out(`\n${summaryTable([{ title, report }])}\n`)
+  if (values.json) { await writeFile(values.json, JSON.stringify(report, null, 2)); out(`report: ${values.json}\n`) }
+  if (values.chart) { await writeFile(values.chart, renderChart([{ title, report }])); out(`chart: ${values.chart}\n`) }
+  return 0
+}

@@ -1,0 +1,8 @@
+export { runRollout } from './rollout.ts'
+export { runRolloutCli, ROLLOUT_USAGE } from './cli.ts'
+export { runDemo } from './demo.ts'
+export type { DemoOptions } from './demo.ts'
+export { renderChart } from './chart.ts'
+export { summaryTable } from './summary.ts'
+export type { RolloutOptions, RolloutMode, RegistryKind } from './options.ts'
+export type { RolloutReport, InstanceReport, OfflineReport as RolloutOfflineReport, Bucket } from './report.ts'

@@ -1,0 +1,74 @@
+import { InvalidOptionError } from '@lameduck/core'
+
+export type RolloutMode = 'naive' | 'sleep' | 'lameduck'
+export type RegistryKind = 'eureka' | 'nacos' | 'none'
+
+export interface RolloutOptions {
+  /** Traffic path: a registry with client-side balancing, or 'none' for a Kubernetes Service. Default 'eureka'. */
+  registry?: RegistryKind
+  /** Put a local Envoy in front of every provider. Default false. */
+  sidecar?: boolean
+  /** naive: no preStop; sleep: preStop `sleep N`; lameduck: preStop `lameduck prestop`. Default 'lameduck'. */
+  mode?: RolloutMode
+  providers?: number
+  rps?: number
+  /** Multiplies every production duration (caches, fetch, refresh, windows, grace). Default 0.05: 90 s → 4.5 s. */
+  scale?: number
+  /** Seconds of `sleep` in mode 'sleep', unscaled (as it would be written in the manifest). Default 30. */
+  sleepSeconds?: number
+  /** terminationGracePeriodSeconds, unscaled. Default: 30, or what lameduck plan would choose in lameduck mode. */
+  gracePeriodSeconds?: number
+  /** Kubernetes endpoint propagation lag in ms (real, not scaled). Default 1000. */
+  endpointLagMs?: number
+  maxSurge?: number
+  maxUnavailable?: number
+  /** Warmup published by lameduck providers, in ms as run (not scaled). Default 0 (the lab measures loss; the ramp test sets it). */
+  warmupMs?: number
+  /** ms of load before the rollout starts and after it ends. Default 1500. */
+  settleMs?: number
+  /** Provider boot time before readiness passes, ms. Default 300. */
+  bootMs?: number
+  /** Share of slow (300 ms) requests. Default 0.1. */
+  slowShare?: number
+  /** A provider that ignores SIGTERM (to check SIGKILL at the grace period). Default false. */
+  stubbornProvider?: boolean
+  /** Progress lines (and child stderr). */
+  log?: (line: string) => void
+}
+
+export type ResolvedRollout = Required<Omit<RolloutOptions, 'log' | 'gracePeriodSeconds'>> & { gracePeriodSeconds: number | null, log: (line: string) => void }
+
+const int = (name: string, v: unknown, min: number): number => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}, got ${String(v)}`)
+  return v
+}
+const num = (name: string, v: unknown, min: number, exclusive = false): number => {
+  if (typeof v !== 'number' || !Number.isFinite(v) || (exclusive ? v <= min : v < min)) throw new InvalidOptionError(name, `must be a number ${exclusive ? '>' : '≥'} ${min}, got ${String(v)}`)
+  return v
+}
+
+export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
+  const registry = o.registry ?? 'eureka'
+  if (!['eureka', 'nacos', 'none'].includes(registry)) throw new InvalidOptionError('registry', `must be eureka, nacos or none, got ${String(registry)}`)
+  const mode = o.mode ?? 'lameduck'
+  if (!['naive', 'sleep', 'lameduck'].includes(mode)) throw new InvalidOptionError('mode', `must be naive, sleep or lameduck, got ${String(mode)}`)
+  return {
+    registry,
+    sidecar: o.sidecar ?? false,
+    mode,
+    providers: int('providers', o.providers ?? 3, 1),
+    rps: num('rps', o.rps ?? 300, 0, true),
+    scale: num('scale', o.scale ?? 0.05, 0, true),
+    sleepSeconds: num('sleepSeconds', o.sleepSeconds ?? 30, 0),
+    gracePeriodSeconds: o.gracePeriodSeconds === undefined ? null : num('gracePeriodSeconds', o.gracePeriodSeconds, 0),
+    endpointLagMs: num('endpointLagMs', o.endpointLagMs ?? 1_000, 0),
+    maxSurge: int('maxSurge', o.maxSurge ?? 1, 0),
+    maxUnavailable: int('maxUnavailable', o.maxUnavailable ?? 0, 0),
+    warmupMs: num('warmupMs', o.warmupMs ?? 0, 0),
+    settleMs: num('settleMs', o.settleMs ?? 1_500, 0),
+    bootMs: num('bootMs', o.bootMs ?? 300, 0),
+    slowShare: num('slowShare', o.slowShare ?? 0.1, 0),
+    stubbornProvider: o.stubbornProvider ?? false,
+    log: o.log ?? (() => {})
+  }
+}

@@ -1,0 +1,68 @@
+// Traffic paths of the lab: how consumers find providers. Each path starts what
+// it needs (a registry server, a Service proxy) and gives the consumer side.
+import { Agent, type Dispatcher } from 'undici'
+import type { WindowsInput } from '@lameduck/core'
+import type { ResolvedRollout } from './options.ts'
+import type { ProviderConfig } from './provider-app.ts'
+import { ServiceProxy } from './service-proxy.ts'
+import type { Pod } from './pod.ts'
+
+export interface TrafficPath {
+  name: string
+  /** What providers register with. */
+  providerRegistry: ProviderConfig['registry']
+  /** The window lameduck providers wait (scaled). */
+  windows: WindowsInput
+  consumer: { url: (path: string) => string, dispatcher: Dispatcher }
+  /** Called with the ready, non-terminating pods whenever they change (the endpoints controller). */
+  onEndpoints?: (pods: Pod[]) => void
+  /** Resolves once the consumer side can see `count` providers (else the runner probes through the consumer). */
+  discovered?: (count: number) => Promise<void>
+  /** Extra facts for the report. */
+  describe: Record<string, unknown>
+  close(): Promise<void>
+}
+
+const SERVICE = 'orders'
+
+/** Production defaults (ms) that the lab scales down. */
+export const PRODUCTION = {
+  eurekaResponseCacheMs: 30_000,
+  eurekaClientFetchMs: 30_000,
+  balancerRefreshMs: 30_000,
+  heartbeatMs: 30_000,
+  nacosCacheMs: 10_000,
+  nacosPushDelayMs: 500
+}
+
+export async function createPath (o: ResolvedRollout): Promise<TrafficPath> {
+  if (o.registry === 'none') return servicePath(o)
+  if (o.registry === 'eureka') return (await import('./path-eureka.ts')).eurekaPath(o, SERVICE)
+  return (await import('./path-nacos.ts')).nacosPath(o, SERVICE)
+}
+
+/** Kubernetes Service: kube-proxy with endpoint lag and conntrack, a plain keep-alive client. */
+async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
+  const proxy = new ServiceProxy(o.endpointLagMs)
+  const port = await proxy.listen()
+  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 32 })
+  return {
+    name: 'kubernetes-service',
+    providerRegistry: { kind: 'none' },
+    // The endpoint lag plus one probe period and a margin for the proxy's reaction.
+    windows: { endpointLagMs: o.endpointLagMs, marginMs: 500 },
+    consumer: { url: (path) => `http://127.0.0.1:${port}${path}`, dispatcher: agent },
+    onEndpoints: (pods) => proxy.publish(pods.map((p) => ({ id: p.id, port: p.targetPort }))),
+    async discovered (count) {
+      const deadline = Date.now() + 30_000
+      while (proxy.endpoints.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    },
+    describe: { endpointLagMs: o.endpointLagMs },
+    async close () {
+      await agent.close()
+      await proxy.close()
+    }
+  }
+}
+
+export { SERVICE }

@@ -1,0 +1,108 @@
+// A provider "container" for the rollout lab, run as a real child process.
+// mode 'lameduck': the Fastify plugin does registration, drain and signals.
+// mode 'naive' / 'sleep': what services do today — register at listen, and on
+// SIGTERM deregister and close at once (Fastify answers 503 while closing).
+// Events go to stdout as JSON lines: {"event":"listening",...}, {"event":"state",...}.
+import Fastify from 'fastify'
+import type { Registry, WindowsInput } from '@lameduck/core'
+import lameduck from '@lameduck/fastify'
+
+export interface ProviderConfig {
+  id: string
+  version: string
+  mode: 'naive' | 'sleep' | 'lameduck'
+  service: string
+  registry: { kind: 'eureka', url: string, heartbeatMs: number } | { kind: 'nacos', serverList: string } | { kind: 'none' }
+  windows: WindowsInput
+  warmupMs: number
+  maxRequestMs: number
+  /** Port to advertise (the sidecar's listener when there is one). */
+  advertisePort?: number
+  /** Port to listen on (fixed when a sidecar proxies to it). Default: any free port. */
+  listenPort?: number
+  sidecar?: { envoyAdmin: string }
+  /** Simulated boot: ms before the app is ready (readiness fails until then). */
+  bootMs: number
+  shutdownTimeoutMs?: number
+  /** Misbehave: ignore SIGTERM entirely (the lab checks the SIGKILL at the grace period). */
+  ignoreSigterm?: boolean
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as ProviderConfig
+const emit = (event: Record<string, unknown>): void => { process.stdout.write(JSON.stringify({ t: Date.now(), id: config.id, ...event }) + '\n') }
+
+async function makeRegistry (): Promise<Registry | undefined> {
+  const r = config.registry
+  if (r.kind === 'eureka') {
+    const { eurekaRegistry } = await import('@lameduck/eureka')
+    return eurekaRegistry({ url: r.url, client: { eureka: { heartbeatInterval: r.heartbeatMs, registryFetchInterval: r.heartbeatMs } } } as never) as unknown as Registry
+  }
+  if (r.kind === 'nacos') {
+    const { nacosRegistry } = await import('@lameduck/nacos')
+    return nacosRegistry({ serverList: r.serverList } as never) as unknown as Registry
+  }
+  return undefined
+}
+
+const registry = await makeRegistry()
+const bootedAt = Date.now() + config.bootMs
+const app = Fastify({ logger: false, forceCloseConnections: 'idle' })
+let served = 0
+
+if (config.mode === 'lameduck') {
+  await app.register(lameduck, {
+    service: config.service,
+    host: '127.0.0.1',
+    ...(config.advertisePort ? { port: config.advertisePort } : {}),
+    instanceId: config.id,
+    registry,
+    readiness: [() => Date.now() >= bootedAt],
+    readinessTimeoutMs: 60_000,
+    warmup: config.warmupMs,
+    windows: config.windows,
+    maxRequestMs: config.maxRequestMs,
+    admin: { port: 0 },
+    ...(config.ignoreSigterm ? { signals: false as const } : {}),
+    ...(config.sidecar ? { sidecar: { envoyAdmin: config.sidecar.envoyAdmin, readyTimeoutMs: 30_000, drainTimeoutMs: 5_000, checkIntervalMs: 100 } } : {}),
+    ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {})
+  })
+  app.lameduck.on('state', (c) => emit({ event: 'state', from: c.from, to: c.to, reason: c.reason }))
+  app.lameduck.on('offline', (r) => emit({ event: 'offline', report: r }))
+} else {
+  app.get('/health/ready', async (_req, reply) => Date.now() >= bootedAt ? { ok: true } : reply.code(503).send({ ok: false }))
+}
+
+app.get('/work', async (req, reply) => {
+  served++
+  const ms = Number((req.query as { ms?: string }).ms ?? 0)
+  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
+  reply.header('x-instance', config.id)
+  return { id: config.id, version: config.version }
+})
+
+const url = await app.listen({ host: '127.0.0.1', port: config.listenPort ?? 0 })
+const port = (app.server.address() as { port: number }).port
+emit({ event: 'listening', url, port, admin: config.mode === 'lameduck' ? app.lameduck.adminUrl : null })
+
+if (config.ignoreSigterm) process.on('SIGTERM', () => emit({ event: 'ignored', signal: 'SIGTERM' }))
+
+if (config.mode !== 'lameduck') {
+  // Register once "booted", the way a typical registry client does at startup.
+  const instance = { id: config.id, service: config.service, host: '127.0.0.1', port: config.advertisePort ?? port, status: 'UP' as const, metadata: {} }
+  const registerWhenBooted = async (): Promise<void> => {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, bootedAt - Date.now())))
+    if (registry) await registry.register(instance)
+    emit({ event: 'state', to: 'serving' })
+  }
+  registerWhenBooted().catch((err: Error) => emit({ event: 'error', message: err.message }))
+  if (!config.ignoreSigterm) {
+    process.once('SIGTERM', () => {
+      emit({ event: 'state', to: 'closing', reason: 'SIGTERM' })
+      const stop = async (): Promise<void> => {
+        if (registry) { await registry.deregister(instance).catch(() => {}); await registry.close().catch(() => {}) }
+        await app.close()
+      }
+      stop().finally(() => { emit({ event: 'exit', served }); process.exit(0) })
+    })
+  }
+}

@@ -1,0 +1,210 @@
+// envoySidecar() (@lameduck/envoy) against the local Envoy: the startup step waits for
+// LIVE, the drain step drains and waits for connections, and Envoy failures are reported
+// without ever throwing out of the drain step.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createLifecycle, InvalidOptionError, memoryRegistry, silentLogger, systemClock, TimeoutError } from '@lameduck/core'
+import { CONNECTION_STATS_PATHS, ENVOY_ERROR_CODES, EnvoyAdminError, envoySidecar, type EnvoySidecarOptions } from '@lameduck/envoy'
+import { Client } from 'undici'
+import { fakeAdmin } from '../../envoy/test/fake-admin.ts'
+import { envoyFor, openConnections, startApp, waitFor, type Ctx } from './envoy-helpers.ts'
+
+function sidecarFor (t: Ctx, options: EnvoySidecarOptions): ReturnType<typeof envoySidecar> {
+  const sidecar = envoySidecar({ readyIntervalMs: 10, checkIntervalMs: 20, drainBackoff: { initialMs: 5, factor: 2, jitter: 0 }, ...options })
+  t.after(() => sidecar.close())
+  return sidecar
+}
+
+async function runDrain (sidecar: ReturnType<typeof envoySidecar>, signal = new AbortController().signal): Promise<unknown[]> {
+  const problems: unknown[] = []
+  assert.equal(sidecar.afterWindow.length, 1)
+  await sidecar.afterWindow[0]!.run({ signal, clock: systemClock, logger: silentLogger, problem: (err) => problems.push(err) })
+  return problems
+}
+
+function runReady (sidecar: ReturnType<typeof envoySidecar>): Promise<void> {
+  assert.equal(sidecar.beforeRegister.length, 1)
+  return sidecar.beforeRegister[0]!.run({ signal: new AbortController().signal, clock: systemClock, logger: silentLogger })
+}
+
+const readyCalls = (log: ReadonlyArray<{ url: string }>): number => log.filter((e) => e.url === '/ready').length
+
+test('waitReady: the startup step blocks until Envoy turns LIVE', async (t) => {
+  const { envoy } = await envoyFor(t, { initializeDelayMs: 60_000 })
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 10_000 })
+  let done = false
+  const ready = runReady(sidecar).then(() => { done = true })
+  await waitFor('a few /ready polls', () => readyCalls(envoy.adminLog) >= 3)
+  assert.equal(done, false, 'still INITIALIZING')
+  envoy.initialize()
+  await ready
+  assert.equal(envoy.adminLog.at(-1)!.status, 200)
+})
+
+test('waitReady: a clear TimeoutError naming the admin URL when Envoy never turns LIVE', async (t) => {
+  const { envoy } = await envoyFor(t, { initializeDelayMs: 60_000 })
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 200 })
+  const started = Date.now()
+  const err = await runReady(sidecar).then(() => assert.fail('resolved'), (e: unknown) => e)
+  assert.ok(err instanceof TimeoutError)
+  assert.equal(err.message, `waiting for Envoy at ${envoy.adminUrl} to report LIVE on /ready (last: state INITIALIZING) did not complete within 200 ms`)
+  assert.ok(Date.now() - started >= 200)
+
+  const nobody = sidecarFor(t, { envoyAdmin: 'http://127.0.0.1:9', readyTimeoutMs: 100 })
+  await assert.rejects(runReady(nobody), (e: Error) => e instanceof TimeoutError && e.message.includes('http://127.0.0.1:9') && e.message.includes('ECONNREFUSED'))
+})
+
+test('drain \'listeners\': POST /drain_listeners?inboundonly&graceful, then poll until no connection is left', async (t) => {
+  const { envoy } = await envoyFor(t, { drainTimeMs: 300 })
+  const idle = await openConnections(envoy.url, 2)
+  t.after(() => idle.close())
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 5_000 })
+  const problems = await runDrain(sidecar)
+  assert.equal(envoy.connections, 0, 'returned only once the connections were gone')
+  assert.deepEqual(problems, [])
+  const calls = envoy.adminLog.map((e) => `${e.method} ${e.url}`)
+  assert.equal(calls[0], 'POST /drain_listeners?inboundonly&graceful')
+  assert.ok(calls.length >= 3, 'polled while connections were open')
+  assert.deepEqual(new Set(calls.slice(1)), new Set([`GET ${CONNECTION_STATS_PATHS.istio}`]))
+})
+
+test('drain \'healthcheck\': POST /healthcheck/fail, then poll; maxOpenConnections is the bar', async (t) => {
+  const { envoy } = await envoyFor(t, { drainTimeMs: 60_000 })
+  const idle = await openConnections(envoy.url, 1)
+  t.after(() => idle.close())
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drain: 'healthcheck', maxOpenConnections: 1, connections: { method: 'contour' } })
+  assert.deepEqual(await runDrain(sidecar), [])
+  assert.deepEqual(envoy.adminLog.map((e) => `${e.method} ${e.url}`), ['POST /healthcheck/fail', `GET ${CONNECTION_STATS_PATHS.contour}`])
+  assert.equal(envoy.state, 'DRAINING')
+  assert.equal(envoy.connections, 1)
+})
+
+test('drain: connections still open at drainTimeoutMs are reported, and the step returns', async (t) => {
+  const { envoy, app } = await envoyFor(t, { drainTimeMs: 60_000 })
+  const client = new Client(envoy.url)
+  t.after(() => client.close())
+  const held = client.request({ method: 'GET', path: '/hold' }).then((r) => r.body.text())
+  await waitFor('the request to be in flight', () => app.held === 1)
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 200 })
+  const started = Date.now()
+  const problems = await runDrain(sidecar)
+  const took = Date.now() - started
+  assert.ok(took >= 200 && took < 2_000, `took ${took} ms`)
+  assert.equal(problems.length, 1)
+  const err = problems[0] as EnvoyAdminError
+  assert.equal(err.code, ENVOY_ERROR_CODES.TIMEOUT)
+  assert.match(err.message, /did not drain to ≤ 0 within sidecar\.drainTimeoutMs \(200 ms\): 1 still open/)
+  app.release()
+  assert.equal(await held, 'released')
+})
+
+test('drain: Envoy down is reported with its URL, the step returns and never throws', async (t) => {
+  const { envoy } = await envoyFor(t)
+  const adminUrl = envoy.adminUrl
+  await envoy.close()
+  const sidecar = sidecarFor(t, { envoyAdmin: adminUrl })
+  const problems = await runDrain(sidecar)
+  assert.equal(problems.length, 1, 'one problem for four failed attempts')
+  const err = problems[0] as EnvoyAdminError
+  assert.equal(err.code, ENVOY_ERROR_CODES.UNREACHABLE)
+  assert.equal(err.url, `${adminUrl}/drain_listeners?inboundonly&graceful`)
+  assert.match(err.message, /ECONNREFUSED/)
+})
+
+test('drain: Envoy going away, stats that never come and a 4xx are each reported', async (t) => {
+  const { envoy } = await envoyFor(t, { drainTimeMs: 60_000 })
+  const client = new Client(envoy.url)
+  t.after(() => client.close())
+  const held = client.request({ method: 'GET', path: '/hold' }).then((r) => r.body.text(), () => 'reset')
+  await waitFor('a connection to hold', () => envoy.connections === 1)
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 10_000 })
+  const running = runDrain(sidecar)
+  await waitFor('a poll', () => envoy.adminLog.length >= 2)
+  await envoy.close()
+  const problems = await running
+  assert.deepEqual(problems.map((p) => (p as EnvoyAdminError).code), [ENVOY_ERROR_CODES.UNREACHABLE])
+  assert.equal(await held, 'reset')
+
+  // Not Envoy, answering 200 to everything: the drain "works", the stats never do.
+  const app = await startApp()
+  t.after(() => app.close())
+  const notEnvoy = sidecarFor(t, { envoyAdmin: app.url, drain: 'healthcheck', drainTimeoutMs: 300 })
+  const found = await runDrain(notEnvoy)
+  assert.deepEqual(found.map((p) => (p as EnvoyAdminError).code), [ENVOY_ERROR_CODES.STATS_UNAVAILABLE, ENVOY_ERROR_CODES.TIMEOUT],
+    'unavailable stats are reported once and never taken for zero: the step waits its whole bound')
+
+  // A 4xx will not change: no retries, no polling.
+  const server = await fakeAdmin(() => ({ status: 404, body: 'invalid path. admin commands are:\n' }))
+  t.after(() => server.close())
+  const wrong = sidecarFor(t, { envoyAdmin: server.url })
+  const refusedCall = await runDrain(wrong)
+  assert.deepEqual(refusedCall.map((p) => [(p as EnvoyAdminError).code, (p as EnvoyAdminError).statusCode]), [[ENVOY_ERROR_CODES.STATUS, 404]])
+  assert.deepEqual(server.requests, [{ method: 'POST', url: '/drain_listeners?inboundonly&graceful' }])
+})
+
+test('the steps inside the lameduck lifecycle: register after LIVE, drain Envoy after the window', async (t) => {
+  const { envoy } = await envoyFor(t, { initializeDelayMs: 60_000, drainTimeMs: 200 })
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 10_000, drainTimeoutMs: 5_000 })
+  const registry = memoryRegistry()
+  const lifecycle = createLifecycle({ registry, beforeRegister: sidecar.beforeRegister, afterWindow: sidecar.afterWindow, windows: { serverCacheMs: 50 } })
+  const started = lifecycle.start({ id: 'orders-1', service: 'orders', host: '127.0.0.1', port: envoy.port })
+  await waitFor('the startup step to poll /ready', () => readyCalls(envoy.adminLog) >= 2)
+  assert.equal(lifecycle.state, 'waiting')
+  assert.equal(registry.instances('orders').length, 0, 'not registered while Envoy initializes')
+  envoy.initialize()
+  await started
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(registry.instances('orders').length, 1)
+
+  const idle = await openConnections(envoy.url, 1)
+  t.after(() => idle.close())
+  const report = await lifecycle.offline('test')
+  assert.equal(report.outcome, 'offline')
+  assert.deepEqual(report.problems, [])
+  assert.equal(envoy.connections, 0)
+  const drainAt = envoy.adminLog.find((e) => e.url === '/drain_listeners?inboundonly&graceful')!.at
+  assert.ok(drainAt >= report.startedAt + 50, 'Envoy drained only after the window')
+  await lifecycle.shutdown()
+
+  // Negative control: Envoy gone before the drain. The sequence still completes, and says why.
+  const { envoy: gone } = await envoyFor(t)
+  const second = sidecarFor(t, { envoyAdmin: gone.adminUrl })
+  const lc = createLifecycle({ afterWindow: second.afterWindow, beforeRegister: second.beforeRegister })
+  await lc.start({ id: 'orders-2', service: 'orders', host: '127.0.0.1', port: gone.port })
+  await gone.close()
+  const cut = await lc.offline('test')
+  assert.equal(cut.outcome, 'offline')
+  assert.equal(cut.problems.length, 1)
+  assert.equal(cut.problems[0]!.step, 'envoy drain')
+  assert.ok(cut.problems[0]!.message.includes(gone.adminUrl), cut.problems[0]!.message)
+  await lc.shutdown()
+})
+
+test('options are validated at the edge, named as the plugin\'s sidecar option', () => {
+  const invalid = (options: EnvoySidecarOptions, option: string, text: RegExp): void => {
+    assert.throws(() => envoySidecar(options), (e: unknown) => e instanceof InvalidOptionError && e.option === option && text.test(e.message))
+  }
+  invalid({ envoyAdmin: 'localhost:15000' }, 'sidecar.envoyAdmin', /http:\/\/127\.0\.0\.1:15000/)
+  invalid({ drain: 'quit' as 'listeners' }, 'sidecar.drain', /'listeners', 'healthcheck', false/)
+  invalid({ maxOpenConnections: -1 }, 'sidecar.maxOpenConnections', /non-negative integer/)
+  invalid({ readyTimeoutMs: Number.NaN }, 'sidecar.readyTimeoutMs', /milliseconds/)
+  invalid({ minDrainMs: 10_000, drainTimeoutMs: 5_000 }, 'sidecar.minDrainMs', /must not exceed sidecar\.drainTimeoutMs/)
+  invalid({ connections: { method: 'prom' as 'istio' } }, 'sidecar.connections.method', /'istio', 'contour', 'json'/)
+  const none = envoySidecar({ waitReady: false, drain: false })
+  assert.deepEqual([none.beforeRegister, none.afterWindow], [[], []])
+  assert.deepEqual(envoySidecar().options, {
+    adminUrl: 'http://127.0.0.1:15000',
+    waitReady: true,
+    readyTimeoutMs: 60_000,
+    readyIntervalMs: 500,
+    drain: 'listeners',
+    inboundOnly: true,
+    skipExit: false,
+    maxOpenConnections: 0,
+    minDrainMs: 0,
+    drainTimeoutMs: 30_000,
+    checkIntervalMs: 1000,
+    drainAttempts: 4,
+    drainBackoff: { initialMs: 200, factor: 5, maxMs: 5000, jitter: 0.1 }
+  })
+})

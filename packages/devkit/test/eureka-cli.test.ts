@@ -1,0 +1,64 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { runEurekaCli } from '@lameduck/devkit'
+import { body, call, until } from './eureka-helpers.ts'
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+
+/** Runs `runEurekaCli(args)` in a child process, the way the devkit bin will. */
+function cli (args: string[]): { out: () => string, err: () => string, exit: Promise<number | null>, kill: (sig: NodeJS.Signals) => void } {
+  const child = spawn(process.execPath, [
+    '--conditions=@lameduck/source', '--input-type=module', '-e',
+    "import { runEurekaCli } from '@lameduck/devkit'; await runEurekaCli(process.argv.slice(1))",
+    '--', ...args
+  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  child.stderr.on('data', (d: Buffer) => { err += d.toString() })
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return { out: () => out, err: () => err, exit, kill: (sig) => child.kill(sig) }
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`the CLI prints its address, serves, and stops cleanly on ${signal}`, async () => {
+    const p = cli(['--port', '0', '--response-cache-update-ms', '200', '--no-readonly-cache'])
+    try {
+      const line = await until(() => /listening on (http:\/\/\S+)/.exec(p.out()), 'the address line', 10_000, 20)
+      const url = line[1]!
+      await until(() => /read-only cache off/.test(p.out()), 'the settings line', 5_000, 20)
+      assert.equal((await call('POST', `${url}/apps/orders`, { body: body('o1') })).status, 204)
+      assert.equal((await call('GET', `${url}/apps`)).json.applications.application[0].instance[0].instanceId, 'o1')
+      p.kill(signal)
+      assert.equal(await p.exit, 0, p.err())
+      assert.match(p.out(), /eureka: stopped/)
+    } finally {
+      p.kill('SIGKILL')
+    }
+  })
+}
+
+test('the CLI rejects unknown flags and bad numbers, and prints help', async () => {
+  const bad = cli(['--port', '0', '--cache', '5'])
+  assert.notEqual(await bad.exit, 0)
+  assert.match(bad.err(), /Unknown option '--cache'/)
+  await assert.rejects(runEurekaCli(['--port', 'eighty']), /--port: must be a non-negative integer, got 'eighty'/)
+  let help = ''
+  await runEurekaCli(['--help'], { stdout: { write: (s: string) => { help += s } } })
+  assert.match(help, /--response-cache-update-ms N/)
+  assert.match(help, /--no-readonly-cache/)
+})
+
+test('runEurekaCli stops on an abort signal (in-process)', async () => {
+  const ac = new AbortController()
+  let out = ''
+  const running = runEurekaCli(['--port', '0', '--lease-duration-ms', '5000', '--no-lease-expiry-bug'], { stdout: { write: (s: string) => { out += s } }, signal: ac.signal })
+  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out), 'the address line', 5_000, 5))[1]!
+  await until(() => /leases 5000 ms\n/.test(out), 'the settings line', 5_000, 5)
+  assert.equal((await call('GET', `${url}/apps`)).status, 200)
+  ac.abort()
+  await running
+  await assert.rejects(call('GET', `${url}/apps`), 'the server is closed')
+})

@@ -1,0 +1,64 @@
+// `lameduck-devkit nacos`: flags, the printed address, a clean stop on SIGTERM/SIGINT.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { InvalidOptionError } from '@lameduck/core'
+import { parseNacosArgs, runNacosCli } from '../src/nacos/index.ts'
+import { waitFor } from './nacos-helpers.ts'
+
+test('flags map to server options; bad flags name themselves', () => {
+  const { options } = parseNacosArgs(['--port', '0', '--cache-millis', '2000', '--push-delay-ms', '100', '--no-push', '--heart-beat-timeout-ms', '300',
+    '--ip-delete-timeout-ms', '900', '--check-interval-ms', '50', '--client-beat-interval-ms', '100', '--no-protect', '--no-beat-reregister', '--push-to', 'peer'])
+  assert.deepEqual(options, {
+    port: 0,
+    cacheMillis: 2000,
+    pushDelayMs: 100,
+    push: false,
+    heartBeatTimeoutMs: 300,
+    ipDeleteTimeoutMs: 900,
+    checkIntervalMs: 50,
+    clientBeatIntervalMs: 100,
+    protectThreshold: false,
+    beatReregister: false,
+    pushTo: 'peer'
+  })
+  assert.deepEqual(parseNacosArgs([]).options, { port: 8848 })
+  assert.throws(() => parseNacosArgs(['--cache-millis', 'soon']), (err: unknown) => err instanceof InvalidOptionError && err.option === '--cache-millis')
+  assert.throws(() => parseNacosArgs(['--bogus']), (err: unknown) => err instanceof InvalidOptionError && /--bogus/.test(err.message))
+})
+
+test('runNacosCli prints its address, serves, and --help prints usage', async (t) => {
+  const lines: string[] = []
+  const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), signals: [] }
+  assert.equal(await runNacosCli(['--help'], io), undefined)
+  assert.match(lines[0]!, /Usage: lameduck-devkit nacos/)
+  const server = await runNacosCli(['--port', '0', '--cache-millis', '1234', '--quiet'], io)
+  assert.ok(server)
+  t.after(() => server.close())
+  assert.match(lines.at(-1)!, new RegExp(`listening on ${server.url.replaceAll('.', '\\.')} .*cacheMillis 1234 ms`))
+  const res = await fetch(`${server.url}/v1/ns/instance/list?serviceName=orders`)
+  assert.equal(((await res.json()) as { cacheMillis: number }).cacheMillis, 1234)
+})
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`the CLI stops cleanly on ${signal} and the process exits`, async () => {
+    const cli = new URL('../src/nacos/cli.ts', import.meta.url).pathname
+    const child = spawn(process.execPath, ['--conditions=@lameduck/source', '--input-type=module', '-e',
+      `import { runNacosCli } from ${JSON.stringify(cli)}; await runNacosCli(['--port', '0', '--push-delay-ms', '50'])`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    const url = await waitFor('the address line', () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 10_000)
+    assert.equal(((await (await fetch(`${url}/v1/ns/operator/metrics`)).json()) as { status: string }).status, 'UP')
+    const register = await fetch(`${url}/v1/ns/instance?serviceName=orders&ip=127.0.0.1&port=8080`, { method: 'POST' })
+    assert.equal(await register.text(), 'ok')
+    const stoppedAt = Date.now()
+    child.kill(signal)
+    const [code] = await once(child, 'exit') as [number | null]
+    assert.equal(code, 0, out)
+    assert.ok(Date.now() - stoppedAt < 2_000, 'no timer or socket keeps the process alive')
+    assert.match(out, new RegExp(`received ${signal}, stopping`))
+    assert.match(out, /stopped/)
+  })
+}

@@ -1,0 +1,84 @@
+// Option checks shared by the client and the sidecar helper. Each error names the
+// option and says what would be accepted.
+import { InvalidOptionError } from '@lameduck/core'
+import type { ConnectionCountMethod } from './count-connections.ts'
+
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:15000'
+export const CONNECTION_METHODS: readonly ConnectionCountMethod[] = ['istio', 'contour', 'json']
+
+function show (value: unknown): string {
+  if (value === null) return 'null'
+  if (typeof value === 'string') return `'${value}'`
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
+}
+
+/** Parses an admin base URL: http(s) only, no query, trailing slash dropped. */
+export function adminUrl (option: string, value: unknown): string {
+  if (value === undefined) return DEFAULT_ADMIN_URL
+  let url: URL
+  try {
+    if (typeof value !== 'string' && !(value instanceof URL)) throw new TypeError('not a string')
+    url = new URL(String(value))
+  } catch {
+    throw new InvalidOptionError(option, `must be the Envoy admin URL, e.g. '${DEFAULT_ADMIN_URL}', got ${show(value)}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InvalidOptionError(option, `must be an http:// or https:// URL such as '${DEFAULT_ADMIN_URL}', got '${String(value)}' (for a unix socket use socketPath)`)
+  }
+  if (url.search !== '' || url.hash !== '') throw new InvalidOptionError(option, `must not have a query or fragment, got '${url.href}'`)
+  return url.href.replace(/\/+$/, '')
+}
+
+export function duration (option: string, value: unknown, fallback: number, { positive = false } = {}): number {
+  const v = value ?? fallback
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (positive && v === 0)) {
+    throw new InvalidOptionError(option, `must be a ${positive ? 'positive' : 'non-negative'} number of milliseconds, got ${show(v)}`)
+  }
+  return v
+}
+
+export function count (option: string, value: unknown, fallback: number): number {
+  const v = value ?? fallback
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+    throw new InvalidOptionError(option, `must be a non-negative integer, got ${show(v)}`)
+  }
+  return v
+}
+
+export function oneOf<T extends string | boolean> (option: string, value: unknown, allowed: readonly T[], fallback: T): T {
+  const v = value ?? fallback
+  if (!allowed.includes(v as T)) {
+    throw new InvalidOptionError(option, `must be one of ${allowed.map((a) => typeof a === 'string' ? `'${a}'` : String(a)).join(', ')}; got ${show(v)}`)
+  }
+  return v as T
+}
+
+export function flag (option: string, value: unknown, fallback: boolean): boolean {
+  const v = value ?? fallback
+  if (typeof v !== 'boolean') throw new InvalidOptionError(option, `must be true or false, got ${show(v)}`)
+  return v
+}
+
+export function regexp (option: string, value: unknown): RegExp | undefined {
+  if (value === undefined) return undefined
+  if (!(value instanceof RegExp)) throw new InvalidOptionError(option, `must be a RegExp, got ${show(value)}`)
+  // A global or sticky RegExp keeps lastIndex between test() calls and would skip matches.
+  return value.global || value.sticky ? new RegExp(value.source, value.flags.replace(/[gy]/g, '')) : value
+}
+
+export function ports (option: string, value: unknown): number[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || value.some((p) => !Number.isInteger(p) || p < 0 || p > 65535)) {
+    throw new InvalidOptionError(option, `must be an array of port numbers, e.g. [15021, 15090], got ${show(value)}`)
+  }
+  return [...value]
+}
+
+export function strings (option: string, value: unknown): string[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || value.some((p) => typeof p !== 'string')) {
+    throw new InvalidOptionError(option, `must be an array of strings, got ${show(value)}`)
+  }
+  return [...value]
+}

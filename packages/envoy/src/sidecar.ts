@@ -1,0 +1,189 @@
+// Lifecycle steps for an app behind an Envoy sidecar (the plugin's `sidecar` option):
+// before registering, wait until Envoy is LIVE; after the propagation window, drain
+// Envoy and wait for its downstream connections to go. The drain step never throws on
+// Envoy failures and never ends early because of them: it reports through ctx.problem.
+import { backoffDelay, InvalidOptionError, SHUTDOWN_DEFAULTS, sleep, type BackoffOptions, type DrainStep, type StartupStep } from '@lameduck/core'
+import { EnvoyAdmin, type ConnectionCountOptions } from './admin-client.ts'
+import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
+import { count, duration, flag, oneOf } from './options.ts'
+
+export type SidecarDrain = 'listeners' | 'healthcheck' | false
+
+export interface EnvoySidecarOptions {
+  /** Admin URL or a client. Default 'http://127.0.0.1:15000'. */
+  envoyAdmin?: string | URL | EnvoyAdmin
+  /** Wait for `/ready` to say LIVE before registering. Default true. */
+  waitReady?: boolean
+  /** Startup fails if Envoy is not LIVE by then. Default 60 000. */
+  readyTimeoutMs?: number
+  /** Default 500. */
+  readyIntervalMs?: number
+  /**
+   * After the window: 'listeners' = `POST /drain_listeners?inboundonly&graceful` (Istio's
+   * sidecar drain), 'healthcheck' = `POST /healthcheck/fail` (Contour's), false = no step.
+   * Default 'listeners'.
+   */
+  drain?: SidecarDrain
+  /** drain 'listeners': only inbound listeners. Default true (a sidecar's outbound side serves the app). */
+  inboundOnly?: boolean
+  /** drain 'listeners': never stop the listeners (`skip_exit`). Default false. */
+  skipExit?: boolean
+  /** The drain step is done when at most this many connections remain. Default 0. */
+  maxOpenConnections?: number
+  /** Wait at least this long after the drain call, even at 0 connections. Default 0. */
+  minDrainMs?: number
+  /** Bound on the whole drain step. Default 30 000 (core's SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs, which the shutdown budget counts). */
+  drainTimeoutMs?: number
+  /** Pause between connection polls. Default 1000. */
+  checkIntervalMs?: number
+  /** How to count connections. Default { method: 'istio' } (listener stats, so TCP proxies count too). */
+  connections?: Omit<ConnectionCountOptions, 'signal'>
+  /** Tries of the drain call. Default 4 (Contour). */
+  drainAttempts?: number
+  /** Delays between those tries. Default Contour's: 200 ms, x5, 10% jitter. */
+  drainBackoff?: BackoffOptions
+  /** Bound on each admin request. Default 2000. */
+  timeoutMs?: number
+}
+
+export interface ResolvedEnvoySidecarOptions {
+  adminUrl: string
+  waitReady: boolean
+  readyTimeoutMs: number
+  readyIntervalMs: number
+  drain: SidecarDrain
+  inboundOnly: boolean
+  skipExit: boolean
+  maxOpenConnections: number
+  minDrainMs: number
+  drainTimeoutMs: number
+  checkIntervalMs: number
+  drainAttempts: number
+  drainBackoff: BackoffOptions
+}
+
+export interface EnvoySidecar {
+  beforeRegister: StartupStep[]
+  afterWindow: DrainStep[]
+  admin: EnvoyAdmin
+  /** Resolved options, e.g. for checking `readyTimeoutMs`/`drainTimeoutMs` against a shutdown budget. */
+  options: ResolvedEnvoySidecarOptions
+  /** Closes the admin client's sockets (not a client passed in). */
+  close(): Promise<void>
+}
+
+const CONTOUR_BACKOFF: BackoffOptions = { initialMs: 200, factor: 5, maxMs: 5000, jitter: 0.1 }
+
+export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('sidecar', 'must be an object, e.g. { envoyAdmin: \'http://127.0.0.1:15000\', waitReady: true, drain: \'listeners\' }')
+  const given = options.envoyAdmin
+  const owned = !(given instanceof EnvoyAdmin)
+  const admin = given instanceof EnvoyAdmin
+    ? given
+    : prefixed(() => new EnvoyAdmin({ url: given, timeoutMs: options.timeoutMs, connections: options.connections }))
+  const o: ResolvedEnvoySidecarOptions = {
+    adminUrl: admin.url,
+    waitReady: flag('sidecar.waitReady', options.waitReady, true),
+    readyTimeoutMs: duration('sidecar.readyTimeoutMs', options.readyTimeoutMs, 60_000),
+    readyIntervalMs: duration('sidecar.readyIntervalMs', options.readyIntervalMs, 500, { positive: true }),
+    drain: oneOf<SidecarDrain>('sidecar.drain', options.drain, ['listeners', 'healthcheck', false], 'listeners'),
+    inboundOnly: flag('sidecar.inboundOnly', options.inboundOnly, true),
+    skipExit: flag('sidecar.skipExit', options.skipExit, false),
+    maxOpenConnections: count('sidecar.maxOpenConnections', options.maxOpenConnections, 0),
+    minDrainMs: duration('sidecar.minDrainMs', options.minDrainMs, 0),
+    drainTimeoutMs: duration('sidecar.drainTimeoutMs', options.drainTimeoutMs, SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs),
+    checkIntervalMs: duration('sidecar.checkIntervalMs', options.checkIntervalMs, 1000, { positive: true }),
+    drainAttempts: count('sidecar.drainAttempts', options.drainAttempts, 4) || 1,
+    drainBackoff: options.drainBackoff ?? CONTOUR_BACKOFF
+  }
+  if (o.minDrainMs > o.drainTimeoutMs) {
+    throw new InvalidOptionError('sidecar.minDrainMs', `(${o.minDrainMs} ms) must not exceed sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms)`)
+  }
+
+  const beforeRegister: StartupStep[] = !o.waitReady
+    ? []
+    : [{
+        name: 'envoy ready',
+        async run ({ signal, clock, logger }) {
+          logger.info({ envoy: { url: o.adminUrl } }, `lameduck: waiting for Envoy at ${o.adminUrl} to be LIVE`)
+          await admin.waitReady({ timeoutMs: o.readyTimeoutMs, intervalMs: o.readyIntervalMs, signal, clock })
+        }
+      }]
+
+  const afterWindow: DrainStep[] = o.drain === false
+    ? []
+    : [{
+        name: 'envoy drain',
+        async run ({ signal, clock, logger, problem }) {
+          const started = clock.now()
+          const action = o.drain === 'listeners' ? 'drain_listeners' : 'healthcheck/fail'
+          const call = (): Promise<void> => o.drain === 'listeners'
+            ? admin.drainListeners({ inboundOnly: o.inboundOnly, graceful: true, skipExit: o.skipExit, signal })
+            : admin.failHealthcheck({ signal })
+          let lastErr: unknown
+          for (let attempt = 1; attempt <= o.drainAttempts; attempt++) {
+            try {
+              await call()
+              lastErr = undefined
+              break
+            } catch (err) {
+              if (signal.aborted) throw signal.reason
+              lastErr = err
+              // A 4xx will not change on retry: wrong URL or an Envoy that refuses the call.
+              const permanent = err instanceof EnvoyAdminError && err.statusCode !== undefined && err.statusCode < 500
+              logger.warn({ err, envoy: { action, attempt } }, `lameduck: Envoy ${action} attempt ${attempt} failed`)
+              if (permanent || attempt === o.drainAttempts) break
+              await sleep(clock, backoffDelay(attempt, o.drainBackoff), signal)
+            }
+          }
+          if (lastErr !== undefined) {
+            // Nothing was drained, so there is nothing to wait for.
+            problem(lastErr)
+            return
+          }
+          logger.info({ envoy: { action, url: o.adminUrl } }, `lameduck: Envoy ${action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
+          const reported = new Set<string>()
+          const result = await admin.waitForConnections({
+            max: o.maxOpenConnections,
+            minDrainMs: o.minDrainMs,
+            intervalMs: o.checkIntervalMs,
+            deadline: started + o.drainTimeoutMs,
+            signal,
+            clock,
+            onPoll: (n) => logger.debug({ envoy: { activeConnections: n } }, 'lameduck: Envoy connections'),
+            onError: (err) => {
+              // Each kind of failure once: a dead stats endpoint polled for 30 s is one problem.
+              const key = err instanceof EnvoyAdminError ? err.code : String(err)
+              if (reported.has(key)) return
+              reported.add(key)
+              problem(err)
+            }
+          })
+          if (result.outcome === 'deadline') {
+            const last = result.count === -1 ? 'no successful reading' : `${result.count} still open`
+            problem(new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy connections did not drain to ≤ ${o.maxOpenConnections} within sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms): ${last}`, { url: admin.url, method: 'GET' }))
+          }
+        }
+      }]
+
+  return {
+    beforeRegister,
+    afterWindow,
+    admin,
+    options: o,
+    close: () => owned ? admin.close() : Promise.resolve()
+  }
+}
+
+// Client option errors say `envoyAdmin.url`; in this helper the option is `sidecar.envoyAdmin`.
+function prefixed<T> (fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    if (err instanceof InvalidOptionError) {
+      const option = err.option === 'envoyAdmin.url' ? 'sidecar.envoyAdmin' : err.option.replace(/^envoyAdmin\./, 'sidecar.')
+      throw new InvalidOptionError(option, err.message.slice(err.option.length + 2))
+    }
+    throw err
+  }
+}

@@ -1,0 +1,89 @@
+// Poll Envoy's active connections down to a threshold, the loop Istio's agent
+// (exit-on-zero), Contour's shutdown manager and Envoy Gateway all run. Unlike Istio it
+// never treats "stats unavailable" (-1) as "zero": it keeps polling until the deadline.
+import { sleep, systemClock, type Clock } from '@lameduck/core'
+import type { ConnectionCountOptions, EnvoyAdmin } from './admin-client.ts'
+import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
+import { count, duration } from './options.ts'
+
+export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 'signal'> {
+  /** Done when at most this many connections remain. Default 0. */
+  max?: number
+  /** Never done before this much time has passed, even at 0 (Istio MINIMUM_DRAIN_DURATION). Default 0. */
+  minDrainMs?: number
+  /** Pause between polls. Default 1000 (Istio; Contour uses 5000). */
+  intervalMs?: number
+  /** Give up at this time (ms epoch on `clock`). Default: `timeoutMs` from now, else never. */
+  deadline?: number
+  /** Give up after this long. Ignored when `deadline` is set. */
+  timeoutMs?: number
+  signal?: AbortSignal
+  clock?: Clock
+  /**
+   * Stop when the admin API refuses connections: Envoy is gone, and so are its
+   * connections. Default true. Timeouts and error statuses keep the loop polling.
+   */
+  stopWhenUnreachable?: boolean
+  /** After each successful reading. */
+  onPoll?: (count: number, elapsedMs: number) => void
+  /** After each failed poll, and for each -1 reading (code LAMEDUCK_ERR_ENVOY_STATS_UNAVAILABLE). */
+  onError?: (err: unknown) => void
+}
+
+export interface WaitForConnectionsResult {
+  drained: boolean
+  outcome: 'drained' | 'deadline' | 'unreachable'
+  /** The last reading, -1 when none succeeded. */
+  count: number
+  polls: number
+  errors: number
+  elapsedMs: number
+}
+
+export async function waitForConnections (admin: EnvoyAdmin, options: WaitForConnectionsOptions = {}): Promise<WaitForConnectionsResult> {
+  const max = count('max', options.max, 0)
+  const minDrainMs = duration('minDrainMs', options.minDrainMs, 0)
+  const intervalMs = duration('intervalMs', options.intervalMs, 1000, { positive: true })
+  const clock = options.clock ?? systemClock
+  const { signal } = options
+  const started = clock.now()
+  const deadline = options.deadline ?? (options.timeoutMs === undefined ? Infinity : started + duration('timeoutMs', options.timeoutMs, 0))
+  const stopWhenUnreachable = options.stopWhenUnreachable ?? true
+  const countOptions: ConnectionCountOptions = { method: options.method, excludePorts: options.excludePorts, excludePrefixes: options.excludePrefixes, include: options.include, signal }
+  const result: WaitForConnectionsResult = { drained: false, outcome: 'deadline', count: -1, polls: 0, errors: 0, elapsedMs: 0 }
+  const finish = (outcome: WaitForConnectionsResult['outcome']): WaitForConnectionsResult => {
+    result.outcome = outcome
+    result.drained = outcome === 'drained'
+    result.elapsedMs = clock.now() - started
+    return result
+  }
+
+  for (;;) {
+    signal?.throwIfAborted()
+    result.polls++
+    let reading = -1
+    try {
+      const c = await admin.connectionCount(countOptions)
+      reading = c.count
+      if (c.count === -1) {
+        result.errors++
+        options.onError?.(new EnvoyAdminError(ENVOY_ERROR_CODES.STATS_UNAVAILABLE, `active connections unavailable: ${c.reason ?? 'unknown'}`, { url: admin.url, method: 'GET' }))
+      } else {
+        result.count = c.count
+        options.onPoll?.(c.count, clock.now() - started)
+      }
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason
+      result.errors++
+      options.onError?.(err)
+      if (stopWhenUnreachable && err instanceof EnvoyAdminError && err.code === ENVOY_ERROR_CODES.UNREACHABLE) return finish('unreachable')
+    }
+    const now = clock.now()
+    const minDrainLeft = started + minDrainMs - now
+    if (reading >= 0 && reading <= max && minDrainLeft <= 0) return finish('drained')
+    if (now >= deadline) return finish('deadline')
+    // Below the threshold but inside minDrainMs: check again when it ends, not later.
+    const wait = reading >= 0 && reading <= max ? Math.min(intervalMs, minDrainLeft) : intervalMs
+    await sleep(clock, Math.min(wait, deadline - now), signal)
+  }
+}

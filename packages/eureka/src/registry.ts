@@ -1,0 +1,127 @@
+import { RegistryError, type Discovery, type Instance, type InstanceStatus, type Registry, type WindowParts } from '@lameduck/core'
+import { EurekaJs, type EurekaInstanceJson, type EurekaJsClient } from './client.ts'
+import { RegistryView } from './discovery.ts'
+import { resolveDiscoveryOptions, resolveRegistryOptions, type EurekaDiscoveryOptions, type EurekaRegistryOptions, type ResolvedCommon } from './options.ts'
+import { Registration } from './registration.ts'
+import { eurekaWindows } from './windows.ts'
+
+export interface EurekaDiscovery extends Discovery {
+  /** Resolves after the first successful registry fetch (instances() is empty until then). */
+  ready(signal?: AbortSignal): Promise<void>
+  /** Fetches the full registry now. */
+  refresh(): Promise<void>
+  describe(): Record<string, unknown>
+  close(): Promise<void>
+}
+
+export interface EurekaRegistry extends Registry, EurekaDiscovery {
+  /** Status override through the REST API: 'OUT_OF_SERVICE' takes the instance out of traffic, 'UP' removes the override. */
+  setStatus(instance: Instance, status: InstanceStatus): Promise<void>
+  /** Merges metadata on the server (PUT .../metadata) and into later re-registrations. */
+  updateMetadata(instance: Instance, metadata: Record<string, string>): Promise<void>
+  /**
+   * The propagation window this registry implies (the plugin uses it when its own
+   * `windows` option is unset): eurekaWindows() of the `windows` option, with this
+   * client's registryFetchInterval as the consumers' fetch interval unless given.
+   */
+  readonly windows: WindowParts
+  describe(): Record<string, unknown>
+}
+
+function discoveryClient (o: ResolvedCommon): () => EurekaJsClient {
+  return () => new EurekaJs({
+    ...o.clientBase,
+    eureka: { ...(o.clientBase.eureka as object), registerWithEureka: false, fetchRegistry: true, registryFetchInterval: o.registryFetchIntervalMs },
+    instance: {}
+  })
+}
+
+function createView (o: ResolvedCommon): RegistryView {
+  return new RegistryView({
+    logger: o.logger,
+    preferIpAddress: o.preferIpAddress,
+    registryFetchIntervalMs: o.registryFetchIntervalMs,
+    createClient: discoveryClient(o)
+  })
+}
+
+/**
+ * A lameduck Registry and Discovery over eureka-js-client. Registration is per
+ * instance (created at register()); discovery starts fetching the registry on
+ * the first instances()/subscribe()/ready() call.
+ */
+export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry {
+  const o = resolveRegistryOptions(options)
+  const view = createView(o)
+  const registrations = new Map<string, Registration>()
+  let closed = false
+
+  function registration (instance: Instance, op: string): Registration {
+    if (closed) throw new RegistryError(op, 'the registry is closed')
+    const key = `${instance.service.toUpperCase()}/${instance.id}`
+    let r = registrations.get(key)
+    if (r === undefined) {
+      r = new Registration(instance.id, {
+        offlineMode: o.offlineMode,
+        registerTimeoutMs: o.registerTimeoutMs,
+        backoff: o.backoff,
+        logger: o.logger,
+        heartbeatIntervalMs: o.heartbeatIntervalMs,
+        leaseDurationSecs: o.leaseDurationSecs,
+        userInstance: o.userInstance,
+        createClient: (body: EurekaInstanceJson) => new EurekaJs({
+          ...o.clientBase,
+          // Registration only: heartbeats are driven by the adapter, fetching by the discovery view.
+          eureka: { ...(o.clientBase.eureka as object), registerWithEureka: true, fetchRegistry: false },
+          instance: body
+        })
+      })
+      registrations.set(key, r)
+    }
+    return r
+  }
+
+  return {
+    async register (instance) { return registration(instance, 'register').register(instance) },
+    async deregister (instance) { return registration(instance, 'deregister').deregister(instance) },
+    async setStatus (instance, status) { return registration(instance, 'status').setStatus(instance, status) },
+    async updateMetadata (instance, metadata) { return registration(instance, 'metadata').updateMetadata(instance, metadata) },
+    instances: (service) => view.instances(service),
+    subscribe: (service, onChange) => view.subscribe(service, onChange),
+    ready: (signal) => view.ready(signal),
+    refresh: () => view.refresh(),
+    windows: eurekaWindows({ registryFetchIntervalMs: o.registryFetchIntervalMs, ...o.windows }),
+    async close () {
+      if (closed) return
+      closed = true
+      view.close()
+      await Promise.all([...registrations.values()].map((r) => r.close()))
+    },
+    describe () {
+      return {
+        type: 'eureka',
+        urls: o.urls,
+        offlineMode: o.offlineMode,
+        heartbeatIntervalMs: o.heartbeatIntervalMs,
+        registryFetchIntervalMs: o.registryFetchIntervalMs,
+        instances: [...registrations.values()].map((r) => r.describe()),
+        discovery: view.describe()
+      }
+    }
+  }
+}
+
+/** Consumer only: fetches the registry (no registration). Starts fetching at once. */
+export function eurekaDiscovery (options: EurekaDiscoveryOptions): EurekaDiscovery {
+  const o = resolveDiscoveryOptions(options)
+  const view = createView(o)
+  view.start()
+  return {
+    instances: (service) => view.instances(service),
+    subscribe: (service, onChange) => view.subscribe(service, onChange),
+    ready: (signal) => view.ready(signal),
+    refresh: () => view.refresh(),
+    async close () { view.close() },
+    describe: () => ({ type: 'eureka-discovery', urls: o.urls, registryFetchIntervalMs: o.registryFetchIntervalMs, ...view.describe() })
+  }
+}

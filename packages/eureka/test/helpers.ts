@@ -1,0 +1,94 @@
+import { createServer, request, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import type { Instance, Logger } from '@lameduck/core'
+
+export function instance (id: string, port: number, metadata: Record<string, string> = {}, service = 'orders'): Instance {
+  return { id, service, host: '127.0.0.1', port, status: 'UP', metadata }
+}
+
+/** Polls `fn` until it returns a truthy value; fails after `timeoutMs`. */
+export async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, intervalMs))
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A logger that keeps every line, for asserting what the adapter reports. */
+export function memoryLogger (): Logger & { lines: Array<{ level: string, msg: string, obj: any }> } {
+  const lines: Array<{ level: string, msg: string, obj: any }> = []
+  const at = (level: string) => (obj: object, msg?: string): void => { lines.push({ level, msg: msg ?? '', obj }) }
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }
+}
+
+/** A free port that nothing listens on (yet). */
+export async function freePort (): Promise<number> {
+  const s = createServer()
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
+  const { port } = s.address() as AddressInfo
+  await new Promise((resolve) => s.close(resolve))
+  return port
+}
+
+export interface DelayProxy {
+  url: string
+  /** Paths of requests being held back right now (not yet forwarded). */
+  held: string[]
+  close(): Promise<void>
+}
+
+/**
+ * An HTTP proxy in front of the local Eureka server that holds matching requests
+ * back before forwarding them: a slow network, or a request still in flight
+ * while something else happens.
+ */
+export async function delayProxy (target: string, delayFor: (method: string, path: string) => number): Promise<DelayProxy> {
+  const upstream = new URL(target)
+  const state: DelayProxy = { url: '', held: [], close: async () => {} }
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const method = req.method ?? 'GET'
+      const path = req.url ?? '/'
+      const forward = (): void => {
+        const up = request({ host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } }, (upRes: IncomingMessage) => {
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers)
+          upRes.pipe(res)
+        })
+        up.on('error', () => { res.writeHead(502); res.end() })
+        up.end(Buffer.concat(chunks))
+      }
+      const delay = delayFor(method, path)
+      if (delay <= 0) { forward(); return }
+      const tag = `${method} ${path}`
+      state.held.push(tag)
+      setTimeout(() => {
+        state.held.splice(state.held.indexOf(tag), 1)
+        forward()
+      }, delay)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/eureka`
+  state.close = () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections() })
+  return state
+}
+
+// --- the unmodified eureka-js-client, for comparisons ---
+
+const require = createRequire(import.meta.url)
+export const { Eureka } = require('eureka-js-client') as { Eureka: new (config: object) => any }
+export const HERE = fileURLToPath(new URL('.', import.meta.url))
+export const quiet = { debug () {}, info () {}, warn () {}, error () {} }
+export const DC = { '@class': 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo', name: 'MyOwn' }
+
+export const cb = (fn: (done: (err?: Error | null) => void) => void): Promise<void> =>
+  new Promise((resolve, reject) => fn((err) => err ? reject(err) : resolve()))

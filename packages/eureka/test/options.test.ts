@@ -1,0 +1,81 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { InvalidOptionError, propagationWindow, WINDOW_PRESETS } from '@lameduck/core'
+import { startEureka } from '@lameduck/devkit'
+import { eurekaDiscovery, eurekaRegistry, eurekaWindows, type EurekaRegistryOptions } from '@lameduck/eureka'
+
+const url = 'http://127.0.0.1:8761/eureka'
+
+test('bad options fail at construction with the option name and the fix', () => {
+  const cases: Array<[unknown, RegExp]> = [
+    [undefined, /^eurekaRegistry: options must be an object/],
+    [{}, /^url: must be the Eureka base URL/],
+    [{ url: 'eureka:8761' }, /^url: 'eureka:8761' must use http or https/],
+    [{ url: `${url}/apps/` }, /^url: .* points at the apps resource; give the Eureka base instead, e\.g\. 'http:\/\/127\.0\.0\.1:8761\/eureka'/],
+    [{ url: [] }, /^url: /],
+    [{ url, offlineMode: 'oos' }, /^offlineMode: must be 'delete' .* or 'out-of-service'/],
+    [{ url, client: { shouldUseDelta: true } }, /^client\.shouldUseDelta: delta fetches corrupt/],
+    [{ url, client: { eureka: { serviceUrls: { default: [url] } } } }, /^client\.eureka\.serviceUrls: is set by lameduck: list the Eureka servers in `url`/],
+    [{ url, client: { eureka: { servicePath: '/eureka/apps/' } } }, /^client\.eureka\.servicePath: /],
+    [{ url, client: { instance: { app: 'X' } } }, /^client\.instance\.app: comes from the lameduck instance/],
+    [{ url, client: { logger: console } }, /^client\.logger: pass a pino-compatible logger as the top-level `logger`/],
+    [{ url, client: { eureka: { heartbeatInterval: -5 } } }, /^client\.eureka\.heartbeatInterval: must be a non-negative number/],
+    [{ url, leaseDurationSecs: 20 }, /^leaseDurationSecs: 20 s would let the lease expire between heartbeats \(client\.eureka\.heartbeatInterval is 30000 ms\)/],
+    [{ url, leaseDurationSecs: 1.5 }, /^leaseDurationSecs: must be a whole number/],
+    [{ url, registerTimeoutMs: 0 }, /^registerTimeoutMs: must be greater than 0/],
+    [{ url, windows: { balancer: 'zuul' } }, /^eurekaWindows\.balancer: must be 'ribbon', 'spring', 'none'/],
+    [{ url, heartbeat: 1 }, /^heartbeat: unknown option for eurekaRegistry\(\); known options are url, /]
+  ]
+  for (const [options, message] of cases) {
+    assert.throws(() => eurekaRegistry(options as EurekaRegistryOptions), (err: unknown) => err instanceof InvalidOptionError && message.test(err.message), String(message))
+  }
+  assert.throws(() => eurekaDiscovery({ url, offlineMode: 'delete' } as never), /offlineMode: unknown option for eurekaDiscovery\(\)/)
+})
+
+test('eurekaWindows: the defaults are the core presets; parts follow the configured intervals and can be overridden', () => {
+  assert.deepEqual(eurekaWindows(), WINDOW_PRESETS['eureka-ribbon'])
+  assert.deepEqual(eurekaWindows({ balancer: 'spring' }), WINDOW_PRESETS['eureka-spring'])
+  assert.deepEqual(eurekaWindows({ balancer: 'none' }), WINDOW_PRESETS['eureka-node'])
+  const scaled = eurekaWindows({ responseCacheUpdateIntervalMs: 300, registryFetchIntervalMs: 300, balancer: 'none', marginMs: 100 })
+  assert.equal(propagationWindow(scaled).totalMs, 700)
+  assert.equal(eurekaWindows({ useReadOnlyCache: false }).serverCacheMs, 0, 'no read-only cache, no server-cache term')
+  assert.equal(eurekaWindows({ balancer: 12_000, clientFetchMs: 5_000 }).balancerRefreshMs, 12_000)
+  assert.equal(eurekaWindows({ clientFetchMs: 5_000 }).clientFetchMs, 5_000, 'core part names override')
+  assert.throws(() => eurekaWindows({ cache: 1 } as never), /eurekaWindows\.cache: unknown option/)
+
+  const registry = eurekaRegistry({ url, client: { eureka: { registryFetchInterval: 10_000 } }, windows: { balancer: 'spring' } })
+  assert.deepEqual(registry.windows, { ...WINDOW_PRESETS['eureka-spring'], clientFetchMs: 10_000 }, 'registry.windows uses its own fetch interval for consumers')
+  assert.equal(propagationWindow(registry.windows).totalMs, 75_000)
+})
+
+test('nothing the adapter starts keeps the process alive', async () => {
+  const s = await startEureka({ useReadOnlyCache: false })
+  try {
+    const root = fileURLToPath(new URL('../../../', import.meta.url))
+    const script = `
+      import { eurekaRegistry, eurekaDiscovery } from '@lameduck/eureka'
+      const registry = eurekaRegistry({ url: process.argv[1], client: { eureka: { heartbeatInterval: 50, registryFetchInterval: 50 } } })
+      await registry.register({ id: 'child-1', service: 'orders', host: '127.0.0.1', port: 3001, status: 'UP', metadata: {} })
+      await registry.ready()
+      const discovery = eurekaDiscovery({ url: process.argv[1] })
+      await discovery.ready()
+      console.log('seen', registry.instances('orders').length, discovery.instances('orders').length)
+      // no close(): heartbeats and fetches must not hold the event loop
+    `
+    const child = spawn(process.execPath, ['--conditions=@lameduck/source', '--input-type=module', '-e', script, '--', s.url], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { err += d.toString() })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 8_000)
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+    clearTimeout(timer)
+    assert.equal(code, 0, `the child should exit by itself (stderr: ${err})`)
+    assert.match(out, /seen 1 1/)
+    assert.equal(err, '', 'eureka-js-client printed nothing to the console')
+  } finally {
+    await s.close()
+  }
+})

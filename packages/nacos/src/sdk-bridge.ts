@@ -1,0 +1,126 @@
+import { NacosNamingClient } from 'nacos'
+import type { Logger } from '@lameduck/core'
+import type { NamingClient, NamingClientConstructor, NamingClientInternals, NamingClientOptions, ServiceInfoData } from './sdk-types.ts'
+
+// Owns the real nacos naming client and the hooks that work around its traps.
+// All hooks are instance-level (never prototypes), so other clients in the
+// process are untouched, and each one is skipped with a warning if the SDK's
+// internals look different from nacos-naming 2.6.3.
+
+export type UpdateSource = 'push' | 'poll'
+
+export interface BeatAnswer { code: number | undefined, clientBeatInterval: number | undefined }
+
+export interface SdkBridge {
+  client: NamingClient
+  /** True when this adapter sends the beats (the SDK's own loop is stopped). */
+  readonly ownBeats: boolean
+  /** True when every ServiceInfo the SDK receives (push and poll) is seen here. */
+  readonly observing: boolean
+  ready(): Promise<void>
+  sendBeat(groupedService: string, beat: Record<string, unknown>): Promise<BeatAnswer>
+  onServiceInfo(listener: (data: ServiceInfoData, source: UpdateSource) => void): void
+  udpPort(): number | undefined
+  close(): Promise<void>
+}
+
+const BEAT_API = '/nacos/v1/ns/instance/beat'
+
+export function createSdkBridge (options: NamingClientOptions, logger: Logger): SdkBridge {
+  const Client = NacosNamingClient as unknown as NamingClientConstructor
+  const client = new Client(options)
+  const internals = client as unknown as NamingClientInternals
+
+  // 1. The SDK's beat loop sleeps 10 s before its first beat, ignores the
+  // answer's code (20404 never leads to a re-registration) and its pending
+  // sleep keeps the process alive after close(). Stop it right now, before its
+  // first sleep starts (interval 0, so the loop ends on the next tick), and
+  // beat from here instead.
+  const beatReactor = internals._beatReactor
+  const reqAPI = internals._serverProxy?._reqAPI?.bind(internals._serverProxy)
+  let ownBeats = false
+  if (beatReactor !== undefined && typeof beatReactor.close === 'function' && typeof beatReactor._clientBeatInterval === 'number' && reqAPI !== undefined) {
+    beatReactor._clientBeatInterval = 0
+    beatReactor.close().catch(() => {})
+    ownBeats = true
+  } else {
+    logger.warn({ nacos: { workaround: 'beats' } }, 'nacos: this nacos SDK version has no stoppable beat loop; using its beats (20404 answers will not re-register, the first beat comes ~10 s late)')
+  }
+
+  // 2. Every ServiceInfo the SDK receives goes through processServiceJSON
+  // (pushes, first fetch, polls), except polls right after a push (refreshOnly
+  // discards them) — those pass through queryList. Seeing both lets discovery
+  // apply empty host lists, which the SDK drops (the last instance never goes away).
+  const listeners: Array<(data: ServiceInfoData, source: UpdateSource) => void> = []
+  const deliver = (json: string, source: UpdateSource): void => {
+    let data: unknown
+    try { data = JSON.parse(json) } catch { return }
+    if (typeof data !== 'object' || data === null) return
+    for (const fn of listeners) {
+      try { fn(data as ServiceInfoData, source) } catch (err) { logger.error({ err }, 'nacos: a discovery listener threw') }
+    }
+  }
+  const hostReactor = internals._hostReactor
+  const proxy = internals._serverProxy
+  let observing = false
+  if (hostReactor !== undefined && typeof hostReactor.processServiceJSON === 'function' && proxy !== undefined && typeof proxy.queryList === 'function') {
+    const processJson = hostReactor.processServiceJSON.bind(hostReactor)
+    const queryList = proxy.queryList.bind(proxy)
+    let lastPollBody: string | undefined
+    proxy.queryList = async (serviceName, clusters, udpPort, healthyOnly) => {
+      const body = await queryList(serviceName, clusters, udpPort, healthyOnly)
+      if (typeof body === 'string' && body !== '') {
+        deliver(body, 'poll')
+        lastPollBody = body
+      }
+      return body
+    }
+    hostReactor.processServiceJSON = (json: string) => {
+      // The body a poll just returned comes back here: already delivered.
+      if (json === lastPollBody) lastPollBody = undefined
+      else deliver(json, 'push')
+      return processJson(json)
+    }
+    observing = true
+  } else {
+    logger.warn({ nacos: { workaround: 'empty-list' } }, 'nacos: cannot observe this nacos SDK version\'s updates; discovery relies on its listener (an emptied service keeps its last instance)')
+  }
+
+  // 3. Poll and UDP errors are emitted on internal emitters and would go to
+  // console.error; route them into the logger.
+  const onError = (where: string) => (err: Error): void => { logger.warn({ err, nacos: { where } }, `nacos sdk: ${where}: ${err.message}`) }
+  client.on('error', onError('client'))
+  hostReactor?.on?.('error', onError('polling'))
+  hostReactor?._pushReceiver?.on?.('error', onError('push receiver'))
+
+  let closing: Promise<void> | null = null
+  return {
+    client,
+    ownBeats,
+    observing,
+    ready: () => client.ready(),
+    async sendBeat (groupedService, beat) {
+      const body = await reqAPI!(BEAT_API, { beat: JSON.stringify(beat), serviceName: groupedService }, 'PUT')
+      let answer: { code?: unknown, clientBeatInterval?: unknown } = {}
+      try { answer = JSON.parse(body) as typeof answer } catch {
+        // Some docs show `ok`; a real server answers JSON. Treat anything else as "no news".
+      }
+      return {
+        code: typeof answer.code === 'number' ? answer.code : undefined,
+        clientBeatInterval: Number(answer.clientBeatInterval) > 0 ? Number(answer.clientBeatInterval) : undefined
+      }
+    },
+    onServiceInfo (listener) { listeners.push(listener) },
+    udpPort: () => hostReactor?._pushReceiver?.udpPort,
+    close () {
+      closing ??= (async () => {
+        listeners.length = 0
+        await client.close()
+        // The client never closes its proxy, whose endpoint-refresh loop (endpoint
+        // mode only) would otherwise run forever.
+        await proxy?.close?.()
+      })()
+      return closing
+    }
+  }
+}
