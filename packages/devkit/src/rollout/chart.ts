@@ -57,7 +57,8 @@ export function renderChart (reports: Array<{ title: string, report: RolloutRepo
     panels.push(parts.join('\n'))
     y0 += panelHeight + 40
   }
-  const legend = ids.map((id, i) => `<rect x="${left + i * 130}" y="${y0 + 2}" width="10" height="10" fill="${colour.get(id)}"/><text x="${left + i * 130 + 14}" y="${y0 + 11}" font-size="11">${esc(id)}</text>`).join('')
+  const legend = ids.map((id, i) => `<rect x="${left + i * 130}" y="${y0 + 2}" width="10" height="10" fill="${colour.get(id)}"/><text x="${left + i * 130 + 14}" y="${y0 + 11}" font-size="11">${esc(id)}</text>`).join('') +
+    `<line x1="${left + ids.length * 130}" y1="${y0}" x2="${left + ids.length * 130}" y2="${y0 + 12}" stroke="#555" stroke-dasharray="2,3"/><text x="${left + ids.length * 130 + 6}" y="${y0 + 11}" font-size="11">pod deleted / ready</text>`
   const height = y0 + 24
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${panels.join('\n')}\n${legend}\n</svg>\n`
 }
