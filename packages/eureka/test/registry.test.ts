@@ -18,7 +18,7 @@ test('register maps the core instance onto Eureka and heartbeats; DELETE on dere
   const i = instance('orders-127.0.0.1-3001', 3001, md)
   try {
     await registry.register(i)
-    const got = (await (await fetch(`${s.url}/apps/ORDERS/${i.id}`, { headers: { accept: 'application/json' } })).json()).instance
+    const got = ((await (await fetch(`${s.url}/apps/ORDERS/${i.id}`, { headers: { accept: 'application/json' } })).json()) as { instance: Record<string, any> }).instance
     assert.equal(got.app, 'ORDERS')
     assert.equal(got.instanceId, i.id)
     assert.equal(got.hostName, '127.0.0.1')

@@ -29,7 +29,7 @@ export function renderChart (reports: Array<{ title: string, report: RolloutRepo
     const x = (t: number): number => left + (t / Math.max(1, report.durationMs)) * plotW
     const parts: string[] = []
     parts.push(`<text x="${left}" y="${y0 + 18}" font-size="14" font-weight="bold">${esc(title)}</text>`)
-    parts.push(`<text x="${width - right}" y="${y0 + 18}" font-size="12" text-anchor="end" fill="${report.failed > 0 ? '#c0392b' : '#2e7d32'}">${report.total} requests, ${report.failed} failed (refused ${report.failures.refused}, reset ${report.failures.reset}, 5xx ${report.failures.status5xx}, timeout ${report.failures.timeout})</text>`)
+    parts.push(`<text x="${width - right}" y="${y0 + 18}" font-size="12" text-anchor="end" fill="${report.failed > 0 ? '#c0392b' : '#2e7d32'}">${report.total} requests, ${report.failed} failed (refused ${report.failures.refused}, no instance ${report.failures.noInstance}, reset ${report.failures.reset}, 5xx ${report.failures.status5xx}, timeout ${report.failures.timeout})</text>`)
     // Stacked areas, one per instance, in a stable order.
     let lower = buckets.map(() => 0)
     for (const id of ids) {

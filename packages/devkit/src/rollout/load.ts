@@ -3,7 +3,7 @@
 // and classified by what the client saw.
 import { request, type Dispatcher } from 'undici'
 
-export type Outcome = 'ok' | 'refused' | 'reset' | 'status5xx' | 'timeout' | 'other'
+export type Outcome = 'ok' | 'refused' | 'noInstance' | 'reset' | 'status5xx' | 'timeout' | 'other'
 
 export interface RequestRecord {
   /** ms since the load started. */
@@ -34,7 +34,9 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 export function classify (err: unknown): Outcome {
   const e = err as { code?: string, name?: string, cause?: { code?: string } }
   const code = e?.code ?? e?.cause?.code
-  if (code === 'ECONNREFUSED' || code === 'LAMEDUCK_ERR_NO_INSTANCE') return 'refused'
+  if (code === 'ECONNREFUSED') return 'refused'
+  // The consumer's balancer had no instance to pick: none visible yet, or all gone.
+  if (code === 'LAMEDUCK_ERR_NO_INSTANCE') return 'noInstance'
   if (code !== undefined && RESET_CODES.has(code)) return 'reset'
   if ((code !== undefined && TIMEOUT_CODES.has(code)) || e?.name === 'TimeoutError') return 'timeout'
   return 'other'

@@ -61,7 +61,7 @@ export function buildReport (input: {
 }): RolloutReport {
   const { records, loadStartedAt: t0 } = input
   const rel = (at: number | null): number | null => at === null ? null : at - t0
-  const failures = { refused: 0, reset: 0, status5xx: 0, timeout: 0, other: 0 }
+  const failures = { refused: 0, noInstance: 0, reset: 0, status5xx: 0, timeout: 0, other: 0 }
   const perInstance = new Map<string, number>()
   const lastSeen = new Map<string, number>()
   for (const r of records) {

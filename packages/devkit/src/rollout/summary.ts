@@ -8,6 +8,7 @@ export function summaryTable (runs: Array<{ title: string, report: RolloutReport
     ['requests', (r) => String(r.total)],
     ['failed', (r) => `${r.failed} (${pct(r.failed, r.total)})`],
     ['  refused', (r) => String(r.failures.refused)],
+    ['  no instance to pick', (r) => String(r.failures.noInstance)],
     ['  reset', (r) => String(r.failures.reset)],
     ['  5xx', (r) => String(r.failures.status5xx)],
     ['  timeout', (r) => String(r.failures.timeout)],
