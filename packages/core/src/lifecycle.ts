@@ -8,66 +8,11 @@ import { warmupMetadata } from './metadata.ts'
 import type { Instance, Registry } from './registry.ts'
 import { canTransition, type LifecycleState } from './states.ts'
 import { validateLifecycleOptions } from './lifecycle-options.ts'
-import type { DrainStep, LifecycleOptions, ResolvedLifecycleOptions, StartupStep } from './lifecycle-options.ts'
+import type { DrainProgress, InstanceBase, LifecycleEvents, OfflineReport, Problem, StateChange } from './lifecycle-types.ts'
+import { checkReadiness, type ReadinessState } from './readiness.ts'
+import { CANCELLED, DrainSequence } from './drain-sequence.ts'
+import type { LifecycleOptions, ResolvedLifecycleOptions, StartupStep } from './lifecycle-options.ts'
 import type { PropagationWindow } from './windows.ts'
-
-export type InstanceBase = Omit<Instance, 'status' | 'metadata'> & { metadata?: Record<string, string> }
-
-export interface StateChange { from: LifecycleState, to: LifecycleState, at: number, /** time spent in `from` */ durationMs: number, reason: string }
-
-export interface Problem { step: string, message: string, at: number }
-
-export interface OfflineReport {
-  /** offline: drained; cancelled: /online interrupted it; cut: shutdown forced it short; skipped: never registered. */
-  outcome: 'offline' | 'cancelled' | 'cut' | 'skipped'
-  reason: string
-  startedAt: number
-  deregisteredAt: number | null
-  windowMs: number
-  windowEndedAt: number | null
-  /** The window ended before its full length because every consumer was told (earlyOffline). */
-  endedEarly: boolean
-  sidecarMs: number
-  inflightWaitMs: number
-  endedAt: number
-  totalMs: number
-  requestsWhileDraining: number
-  inflightAtEnd: number
-  problems: Problem[]
-}
-
-export interface DrainProgress {
-  phase: 'deregistering' | 'window' | 'sidecar' | 'inflight'
-  reason: string
-  startedAt: number
-  deregisteredAt: number | null
-  windowEndsAt: number
-  requestsWhileDraining: number
-  earlyOfflinePending: string | null
-}
-
-export interface LifecycleEvents {
-  state: [StateChange]
-  registered: [Instance]
-  deregistered: [Instance]
-  offline: [OfflineReport]
-  problem: [Problem]
-}
-
-interface Drain {
-  reason: string
-  startedAt: number
-  phase: DrainProgress['phase']
-  deregisteredAt: number | null
-  windowEndsAt: number
-  requestsAtStart: number
-  problems: Problem[]
-  abort: AbortController
-  promise: Promise<OfflineReport>
-  wake: () => void
-}
-
-const CANCELLED = Symbol('lameduck.cancelled')
 
 /**
  * The instance lifecycle: waits for readiness, registers, and on offline
@@ -89,7 +34,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   #phase: AbortController | null = null
   #startup: Promise<void> | null = null
   #registering: Promise<void> | null = null
-  #drain: Drain | null = null
+  #drain: DrainSequence | null = null
+  #drainDone: Promise<OfflineReport> | null = null
   #lastDrainAbort: AbortController | null = null
   /** The register() call in flight, if any: a drain or close must wait for it, or it would register behind their back. */
   #attempt: Promise<unknown> | null = null
@@ -97,7 +43,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   #lastReport: OfflineReport | null = null
   #shuttingDown = false
   #problems: Problem[] = []
-  #readiness = { passing: false, lastFailure: null as string | null, checkedAt: null as number | null }
+  #readiness: ReadinessState = { passing: false, lastFailure: null, checkedAt: null }
   #timings: Partial<Record<LifecycleState, number>> = {}
 
   constructor (options: LifecycleOptions = {}) {
@@ -123,17 +69,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
 
   /** Progress of the running offline sequence, or null. */
   get drain (): DrainProgress | null {
-    const d = this.#drain
-    if (d === null) return null
-    return {
-      phase: d.phase,
-      reason: d.reason,
-      startedAt: d.startedAt,
-      deregisteredAt: d.deregisteredAt,
-      windowEndsAt: d.windowEndsAt,
-      requestsWhileDraining: this.inflight.total - d.requestsAtStart,
-      earlyOfflinePending: this.options.earlyOffline?.pending(this.clock.now()) ?? null
-    }
+    return this.#drain?.progress() ?? null
   }
 
   get lastReport (): OfflineReport | null { return this.#lastReport }
@@ -189,14 +125,14 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   offline (reason = 'api'): Promise<OfflineReport> {
     switch (this.#state) {
       case 'draining':
-        return this.#drain!.promise
+        return this.#drainDone!
       case 'offline':
         return Promise.resolve(this.#lastReport!)
       case 'starting':
       case 'waiting': {
         this.#phase?.abort()
         const at = this.clock.now()
-        const report = this.#report('skipped', reason, at, null, null, false, 0, 0, [])
+        const report: OfflineReport = { outcome: 'skipped', reason, startedAt: at, deregisteredAt: null, windowMs: 0, windowEndedAt: null, endedEarly: false, sidecarMs: 0, inflightWaitMs: 0, endedAt: at, totalMs: 0, requestsWhileDraining: 0, inflightAtEnd: this.inflight.count, problems: [] }
         this.#transition('offline', reason)
         this.#lastReport = report
         this.emit('offline', report)
@@ -207,7 +143,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
         return this.#startDrain(reason)
       case 'closing':
       case 'stopped':
-        if (this.#drain !== null) return this.#drain.promise
+        if (this.#drain !== null) return this.#drainDone!
         return Promise.reject(new ClosingError(this.#state))
     }
   }
@@ -323,7 +259,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     const deadline = this.clock.now() + o.readinessTimeoutMs
     for (;;) {
       signal.throwIfAborted()
-      const failure = await this.#checkReadiness(signal)
+      const failure = await checkReadiness(o.readiness, signal)
       this.#readiness.checkedAt = this.clock.now()
       this.#readiness.lastFailure = failure
       this.#readiness.passing = failure === null
@@ -336,19 +272,6 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       this.#log.debug({ lameduck: { readiness: failure } }, 'lameduck: readiness check failed, retrying')
       await sleep(this.clock, o.readinessIntervalMs, signal)
     }
-  }
-
-  async #checkReadiness (signal: AbortSignal): Promise<string | null> {
-    const checks = this.options.readiness
-    for (let i = 0; i < checks.length; i++) {
-      try {
-        const ok = await checks[i]!(signal)
-        if (ok === false) return `readiness[${i}] returned false`
-      } catch (err) {
-        return `readiness[${i}] threw: ${err instanceof Error ? err.message : String(err)}`
-      }
-    }
-    return null
   }
 
   async #runStartupStep (step: StartupStep, signal: AbortSignal): Promise<void> {
@@ -394,143 +317,42 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
 
   #startDrain (reason: string): Promise<OfflineReport> {
     this.#phase?.abort()
-    const now = this.clock.now()
-    let wakeUp: () => void = () => {}
-    const drain: Drain = {
-      reason,
-      startedAt: now,
-      phase: 'deregistering',
-      deregisteredAt: null,
-      windowEndsAt: now + this.window.totalMs,
-      requestsAtStart: this.inflight.total,
-      problems: [],
-      abort: new AbortController(),
-      promise: null as unknown as Promise<OfflineReport>,
-      wake: () => wakeUp()
-    }
+    const drain = new DrainSequence({
+      clock: this.clock,
+      logger: this.#log,
+      options: this.options,
+      inflight: this.inflight,
+      problem: (step, err) => this.#problem(step, err),
+      deregister: (signal, problem) => this.#deregister(signal, problem)
+    }, reason)
     this.#drain = drain
     this.#lastDrainAbort = drain.abort
     this.#transition('draining', reason)
-    this.options.earlyOffline?.begin(now)
-    drain.promise = this.#runDrain(drain, (fn) => { wakeUp = fn })
-    return drain.promise
+    this.options.earlyOffline?.begin(drain.startedAt)
+    this.#drainDone = drain.run().then((report) => {
+      this.#drain = null
+      this.#lastReport = report
+      if (report.outcome === 'offline') this.#transition('offline', report.endedEarly ? 'drained (window ended early)' : 'drained')
+      this.#log.info({ lameduck: { offline: report } }, `lameduck: offline sequence ${report.outcome} after ${report.totalMs} ms`)
+      this.emit('offline', report)
+      return report
+    })
+    return this.#drainDone
   }
 
-  async #runDrain (drain: Drain, setWake: (fn: () => void) => void): Promise<OfflineReport> {
-    const o = this.options
-    const signal = drain.abort.signal
-    const problem = (step: string, err: unknown): void => { drain.problems.push(this.#problem(step, err)) }
-    const unwatch = o.earlyOffline?.onChange(() => drain.wake())
-    let outcome: OfflineReport['outcome'] = 'offline'
-    let windowEndedAt: number | null = null
-    let endedEarly = false
-    let sidecarMs = 0
-    let inflightWaitMs = 0
-    try {
-      // Deregister in the background with retries: a failing registry never shortens
-      // the window, and a late success restarts it from the moment it took effect.
-      // Retries go on after the window (while offline) until online() or close.
-      this.#deregister(drain, signal, problem).catch(() => {})
-      drain.phase = 'window'
-      for (;;) {
-        signal.throwIfAborted()
-        const now = this.clock.now()
-        if (now >= drain.windowEndsAt) break
-        if (o.earlyOffline !== undefined && drain.deregisteredAt !== null && o.earlyOffline.pending(now) === null) { endedEarly = true; break }
-        const woken = new Promise<void>((resolve) => setWake(resolve))
-        const timer = new AbortController()
-        await Promise.race([sleep(this.clock, drain.windowEndsAt - now, AbortSignal.any([signal, timer.signal])).catch(() => {}), woken])
-        timer.abort()
-      }
-      windowEndedAt = this.clock.now()
-      if (drain.deregisteredAt === null) problem('deregister', new Error('the registry has not confirmed deregistration by the end of the window; consumers may still route here (retrying in the background)'))
-
-      drain.phase = 'sidecar'
-      const sidecarStart = this.clock.now()
-      for (const step of o.afterWindow) await this.#runDrainStep(step, signal, problem)
-      sidecarMs = this.clock.now() - sidecarStart
-
-      drain.phase = 'inflight'
-      const inflightStart = this.clock.now()
-      if (this.inflight.count > 0) {
-        const bound = new AbortController()
-        const idle = this.inflight.idle(AbortSignal.any([signal, bound.signal])).then(() => true, () => false)
-        const timedOut = sleep(this.clock, o.maxRequestMs, AbortSignal.any([signal, bound.signal])).then(() => false, () => false)
-        const drained = await Promise.race([idle, timedOut])
-        bound.abort()
-        signal.throwIfAborted()
-        if (!drained) problem('in-flight drain', new Error(`${this.inflight.count} request(s) still in flight after maxRequestMs (${o.maxRequestMs} ms)`))
-      }
-      inflightWaitMs = this.clock.now() - inflightStart
-    } catch (err) {
-      if (!signal.aborted) throw err
-      outcome = signal.reason === CANCELLED ? 'cancelled' : 'cut'
-      if (outcome === 'cut') problem('offline sequence', new Error(`cut short in phase '${drain.phase}' (${String((signal.reason as Error)?.message ?? signal.reason)}), ${this.inflight.count} request(s) in flight`))
-    } finally {
-      unwatch?.()
-    }
-    const report = this.#report(outcome, drain.reason, drain.startedAt, drain.deregisteredAt, windowEndedAt, endedEarly, sidecarMs, inflightWaitMs, drain.problems)
-    report.requestsWhileDraining = this.inflight.total - drain.requestsAtStart
-    this.#drain = null
-    this.#lastReport = report
-    if (outcome === 'offline') this.#transition('offline', endedEarly ? 'drained (window ended early)' : 'drained')
-    this.#log.info({ lameduck: { offline: report } }, `lameduck: offline sequence ${outcome} after ${report.totalMs} ms`)
-    this.emit('offline', report)
-    return report
-  }
-
-  async #deregister (drain: Drain, signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<void> {
+  /** Deregisters what is (or is being) registered, retrying until confirmed or aborted. */
+  async #deregister (signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> {
     const o = this.options
     if (this.#attempt !== null) await this.#attempt
     const instance = this.#instance
-    if (o.registry === undefined || instance === null) {
-      drain.deregisteredAt = drain.startedAt
-      return
-    }
-    try {
-      await retry(async () => {
-        await withTimeout(o.registry!.deregister(instance), o.registryTimeoutMs, () => new TimeoutError('registry deregister', o.registryTimeoutMs), this.clock)
-      }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err) })
-    } catch { return }
-    const at = this.clock.now()
-    drain.deregisteredAt = at
-    // The window runs from the moment consumers could start to see the change.
-    drain.windowEndsAt = Math.max(drain.windowEndsAt, at + this.window.totalMs)
+    if (o.registry === undefined || instance === null) return false
+    await retry(async () => {
+      await withTimeout(o.registry!.deregister(instance), o.registryTimeoutMs, () => new TimeoutError('registry deregister', o.registryTimeoutMs), this.clock)
+    }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err) })
     this.#instance = null
     this.#registeredAt = null
     this.emit('deregistered', instance)
-    drain.wake()
-  }
-
-  async #runDrainStep (step: DrainStep, signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<void> {
-    const started = this.clock.now()
-    try {
-      await step.run({ signal, clock: this.clock, logger: this.#log, problem: (err) => problem(step.name, err) })
-      this.#log.info({ lameduck: { step: step.name, ms: this.clock.now() - started } }, `lameduck: ${step.name} done`)
-    } catch (err) {
-      if (signal.aborted) throw err
-      problem(step.name, err)
-    }
-  }
-
-  #report (outcome: OfflineReport['outcome'], reason: string, startedAt: number, deregisteredAt: number | null, windowEndedAt: number | null, endedEarly: boolean, sidecarMs: number, inflightWaitMs: number, problems: Problem[]): OfflineReport {
-    const endedAt = this.clock.now()
-    return {
-      outcome,
-      reason,
-      startedAt,
-      deregisteredAt,
-      windowMs: this.window.totalMs,
-      windowEndedAt,
-      endedEarly,
-      sidecarMs,
-      inflightWaitMs,
-      endedAt,
-      totalMs: endedAt - startedAt,
-      requestsWhileDraining: 0,
-      inflightAtEnd: this.inflight.count,
-      problems: [...problems]
-    }
+    return true
   }
 }
 
@@ -539,3 +361,4 @@ export function createLifecycle (options?: LifecycleOptions): Lifecycle {
 }
 
 export type { Registry }
+export type { DrainProgress, InstanceBase, LifecycleEvents, OfflineReport, Problem, StateChange }

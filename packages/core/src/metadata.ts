@@ -56,7 +56,7 @@ export function parseWarmupMetadata (metadata: Record<string, unknown> | undefin
       if (raw === undefined || raw === null || raw === '') continue
       const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN
       if (Number.isFinite(n) && check(n)) return n
-      problems.push(`${key}=${JSON.stringify(raw)} is not ${rule}; ignored`)
+      problems.push(`${key}=${shown(raw)} is not ${rule}; ignored`)
     }
     return undefined
   }
@@ -64,4 +64,13 @@ export function parseWarmupMetadata (metadata: Record<string, unknown> | undefin
   const warmupMs = read(METADATA_KEYS.warmup, METADATA_KEYS.dubboWarmup, (n) => n >= 0, 'a non-negative duration in ms') ?? 0
   const weight = read(METADATA_KEYS.weight, METADATA_KEYS.dubboWeight, (n) => n >= 0, 'a non-negative weight') ?? DEFAULT_WEIGHT
   return { registeredAt, warmupMs, weight, problems }
+}
+
+/** JSON for the problem text; never throws (BigInt, circular objects), which JSON.stringify would. */
+function shown (raw: unknown): string {
+  try {
+    return JSON.stringify(raw) ?? String(raw)
+  } catch {
+    return `(${typeof raw})`
+  }
 }

@@ -97,7 +97,10 @@ export function propagationWindow (input: WindowsInput = 'none', option = 'windo
   }
   if (scale !== 1) for (const part of WINDOW_PARTS) parts[part] = Math.round(parts[part] * scale)
   const custom = input.preset === undefined || WINDOW_PARTS.some((p) => input[p] !== undefined) || scale !== 1
-  return build(custom ? 'custom' : input.preset!, parts)
+  const window = build(custom ? 'custom' : input.preset!, parts)
+  // Each part is finite, but their sum (or a part times scale) can overflow to Infinity.
+  if (!Number.isFinite(window.totalMs)) throw new InvalidOptionError(option, 'the parts (times scale) add up to more than a finite number of milliseconds; use realistic durations')
+  return window
 }
 
 function build (preset: WindowPreset | 'custom', parts: WindowParts): PropagationWindow {

@@ -5,7 +5,7 @@ import { createBalancer } from '@lameduck/balancer'
 import { eurekaDiscovery, eurekaWindows } from '@lameduck/eureka'
 import { startEureka } from '../eureka/index.ts'
 import type { ResolvedRollout } from './options.ts'
-import { PRODUCTION, type TrafficPath } from './paths.ts'
+import { LAB_MARGIN_MS, PRODUCTION, type TrafficPath } from './paths.ts'
 
 export async function eurekaPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
   const cacheMs = Math.round(PRODUCTION.eurekaResponseCacheMs * o.scale)
@@ -16,7 +16,7 @@ export async function eurekaPath (o: ResolvedRollout, service: string): Promise<
   const discovery = eurekaDiscovery({ url: server.url, client: { eureka: { registryFetchInterval: fetchMs } } })
   const balancer = createBalancer({ service, discovery, refreshIntervalMs: refreshMs, curve: 'linear', consumerId: 'rollout-consumer' })
   // A margin for request latency and timer jitter on a loaded machine.
-  const windows = { ...eurekaWindows({ responseCacheUpdateIntervalMs: cacheMs, registryFetchIntervalMs: fetchMs, balancer: refreshMs }), marginMs: 500 }
+  const windows = { ...eurekaWindows({ responseCacheUpdateIntervalMs: cacheMs, registryFetchIntervalMs: fetchMs, balancer: refreshMs }), marginMs: LAB_MARGIN_MS }
   return {
     name: 'eureka',
     providerRegistry: { kind: 'eureka', url: server.url, heartbeatMs },

@@ -4,7 +4,7 @@ import { createBalancer } from '@lameduck/balancer'
 import { nacosDiscovery, nacosWindows } from '@lameduck/nacos'
 import { startNacos } from '../nacos/index.ts'
 import type { ResolvedRollout } from './options.ts'
-import { PRODUCTION, type TrafficPath } from './paths.ts'
+import { LAB_MARGIN_MS, PRODUCTION, type TrafficPath } from './paths.ts'
 
 export async function nacosPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
   const cacheMillis = Math.max(100, Math.round(PRODUCTION.nacosCacheMs * o.scale))
@@ -13,7 +13,7 @@ export async function nacosPath (o: ResolvedRollout, service: string): Promise<T
   const discovery = nacosDiscovery({ serverList: server.serverList })
   // A Node consumer reads the client's cache on every change: no Ribbon hop.
   const balancer = createBalancer({ service, discovery, refreshIntervalMs: cacheMillis, curve: 'linear', consumerId: 'rollout-consumer' })
-  const windows = { ...nacosWindows({ pushDelayMs, cacheMillis, marginMs: 500 }) }
+  const windows = { ...nacosWindows({ pushDelayMs, cacheMillis, marginMs: LAB_MARGIN_MS }) }
   return {
     name: 'nacos',
     providerRegistry: { kind: 'nacos', serverList: server.serverList },

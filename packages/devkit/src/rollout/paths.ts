@@ -25,6 +25,13 @@ export interface TrafficPath {
 
 const SERVICE = 'orders'
 
+/**
+ * Safety margin added to every scaled window. Production windows carry seconds
+ * of slack; scaled ×0.05 they would carry none, and a CPU-starved test machine
+ * (event-loop lag of a second or two) then sees stale routes outlive the window.
+ */
+export const LAB_MARGIN_MS = 1_000
+
 /** Production defaults (ms) that the lab scales down. */
 export const PRODUCTION = {
   eurekaResponseCacheMs: 30_000,
@@ -49,8 +56,8 @@ async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
   return {
     name: 'kubernetes-service',
     providerRegistry: { kind: 'none' },
-    // The endpoint lag plus one probe period and a margin for the proxy's reaction.
-    windows: { endpointLagMs: o.endpointLagMs, marginMs: 500 },
+    // The endpoint lag plus a margin for the proxy's reaction.
+    windows: { endpointLagMs: o.endpointLagMs, marginMs: LAB_MARGIN_MS },
     consumer: { url: (path) => `http://127.0.0.1:${port}${path}`, dispatcher: agent },
     onEndpoints: (pods) => proxy.publish(pods.map((p) => ({ id: p.id, port: p.targetPort }))),
     async discovered (count) {

@@ -74,7 +74,12 @@ export class Pod extends EventEmitter {
     const child = fork(providerEntry, [JSON.stringify(this.#o.config)], { execArgv: this.#o.execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     this.#child = child
     this.#exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null, at: Date.now() }))
-    createInterface({ input: child.stderr! }).on('line', (l) => this.#o.log?.(`[${this.id} stderr] ${l}`))
+    const stderr: string[] = []
+    createInterface({ input: child.stderr! }).on('line', (l) => {
+      stderr.push(l)
+      if (stderr.length > 20) stderr.shift()
+      this.#o.log?.(`[${this.id} stderr] ${l}`)
+    })
     const listening = new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout! }).on('line', (line) => {
         let e: PodEvent
@@ -83,7 +88,10 @@ export class Pod extends EventEmitter {
         this.emit('event', e)
         if (e.event === 'listening') { this.port = e.port as number; this.admin = e.admin as string | null; resolve() }
       })
-      child.once('exit', (code) => reject(new Error(`pod ${this.id} exited with ${code} before listening`)))
+      child.once('exit', (code) => {
+        // Let the last stderr lines arrive before reporting them.
+        setImmediate(() => reject(new Error(`pod ${this.id} exited with ${code} before listening:\n${stderr.join('\n')}`)))
+      })
     })
     await listening
     this.#probe()
