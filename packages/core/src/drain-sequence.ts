@@ -19,7 +19,7 @@ export interface DrainContext {
    * aborts. Resolves true once the registry confirmed, false when there was
    * nothing to deregister; rejects only on abort.
    */
-  deregister(signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean>
+  deregister(signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> | false
 }
 
 /**
@@ -73,13 +73,18 @@ export class DrainSequence {
     let inflightWaitMs = 0
     try {
       // Retries go on after the window (while offline) until online() or close abort them.
-      this.#ctx.deregister(signal, this.#problem).then((deregistered) => {
-        const at = clock.now()
-        this.deregisteredAt = deregistered ? at : this.startedAt
-        // The window runs from the moment consumers could start to see the change.
-        if (deregistered) this.windowEndsAt = Math.max(this.windowEndsAt, at + o.window.totalMs)
-        this.#wake()
-      }, () => {})
+      const deregistration = this.#ctx.deregister(signal, this.#problem)
+      if (deregistration === false) {
+        this.deregisteredAt = this.startedAt
+      } else {
+        deregistration.then((deregistered) => {
+          const at = clock.now()
+          this.deregisteredAt = deregistered ? at : this.startedAt
+          // The window runs from the moment consumers could start to see the change.
+          if (deregistered) this.windowEndsAt = Math.max(this.windowEndsAt, at + o.window.totalMs)
+          this.#wake()
+        }, () => {})
+      }
       this.phase = 'window'
       for (;;) {
         signal.throwIfAborted()

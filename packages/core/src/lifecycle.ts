@@ -340,8 +340,16 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     return this.#drainDone
   }
 
-  /** Deregisters what is (or is being) registered, retrying until confirmed or aborted. */
-  async #deregister (signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> {
+  /**
+   * Deregisters what is (or is being) registered, retrying until confirmed or
+   * aborted. `false` at once when there is nothing to deregister.
+   */
+  #deregister (signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> | false {
+    if (this.options.registry === undefined || (this.#attempt === null && this.#instance === null)) return false
+    return this.#deregisterNow(signal, problem)
+  }
+
+  async #deregisterNow (signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> {
     const o = this.options
     if (this.#attempt !== null) await this.#attempt
     const instance = this.#instance

@@ -235,3 +235,15 @@ test('close while a register() call is in flight deregisters what it registers',
   assert.equal(live.size, 0)
   assert.equal(lifecycle.state, 'stopped')
 })
+
+test('without a registry and with no window, offline reports no problem', async () => {
+  const clock = virtualClock()
+  const lifecycle = createLifecycle({ clock })
+  const started = lifecycle.start(base)
+  await clock.advance(0)
+  await started
+  const report = await lifecycle.offline()
+  assert.equal(report.outcome, 'offline')
+  assert.deepEqual(report.problems, [])
+  assert.equal(report.deregisteredAt, report.startedAt)
+})
