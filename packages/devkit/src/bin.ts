@@ -20,7 +20,10 @@ try {
     case 'nacos': await (await import('./nacos/index.ts')).runNacosCli(argv); break
     case 'envoy': process.exitCode = await (await import('./envoy/index.ts')).runEnvoyCli(argv); break
     case 'rollout': process.exitCode = await (await import('./rollout/index.ts')).runRolloutCli(argv); break
-    case 'demo': await (await import('./rollout/index.ts')).runDemo(); break
+    case 'demo':
+      if (argv.includes('--help') || argv.includes('-h')) process.stdout.write('Usage: lameduck-devkit demo\n\nThe rollout lab twice on the Eureka path (naive, then lameduck), side by side,\nwith a chart and the JSON reports in ./lameduck-demo/. About 30 s.\n')
+      else await (await import('./rollout/index.ts')).runDemo()
+      break
     case undefined: case '--help': case '-h': case 'help': process.stdout.write(USAGE); break
     default:
       process.stderr.write(`lameduck-devkit: unknown command '${command}'\n\n${USAGE}`)

@@ -21,6 +21,8 @@ Options:
   --sleep-s N                    sleep of the 'sleep' mode, as in the manifest  [30]
   --grace-s N                    terminationGracePeriodSeconds (unscaled)    [30, or lameduck plan's]
   --endpoint-lag-ms N            Kubernetes endpoint propagation lag         [1000]
+  --max-surge N                  rolling update maxSurge                     [1]
+  --max-unavailable N            rolling update maxUnavailable               [0]
   --json FILE                    write the report as JSON
   --chart FILE                   write an SVG chart
   --quiet                        no progress lines
@@ -42,6 +44,8 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
       'sleep-s': { type: 'string' },
       'grace-s': { type: 'string' },
       'endpoint-lag-ms': { type: 'string' },
+      'max-surge': { type: 'string' },
+      'max-unavailable': { type: 'string' },
       json: { type: 'string' },
       chart: { type: 'string' },
       quiet: { type: 'boolean' },
@@ -60,6 +64,8 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
     sleepSeconds: n(values['sleep-s']),
     gracePeriodSeconds: n(values['grace-s']),
     endpointLagMs: n(values['endpoint-lag-ms']),
+    maxSurge: n(values['max-surge']),
+    maxUnavailable: n(values['max-unavailable']),
     ...(values.quiet ? {} : { log: (line: string) => out(`${new Date().toISOString().slice(11, 23)}  ${line}\n`) })
   }
   for (const [k, v] of Object.entries(options)) if (v === undefined) delete (options as Record<string, unknown>)[k]

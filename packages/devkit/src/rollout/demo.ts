@@ -25,7 +25,7 @@ export async function runDemo (options: DemoOptions = {}): Promise<Array<{ title
   const started = Date.now()
   const say = (s: string): void => { out.write(`${tty ? '\r\x1b[2K' : ''}${s}\n`) }
   say(`lameduck demo: a Kubernetes rolling update of 3 providers behind ${registry === 'none' ? 'a Service' : registry} under ${options.rps ?? 300} req/s,`)
-  say('production windows scaled ×0.05 (Eureka 30 s + 30 s + 30 s → 4.5 s)\n')
+  say('production windows scaled ×0.05 (Eureka 30 s + 30 s + 30 s → 4.5 s, + 1 s margin)\n')
   const runs: Array<{ title: string, report: RolloutReport }> = []
   for (const mode of modes) {
     let last = ''
