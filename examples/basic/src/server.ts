@@ -11,7 +11,7 @@ import { memoryRegistry } from '@lameduck/core'
 import lameduck from '@lameduck/fastify'
 
 export async function buildServer (options: { port?: number, adminPort?: number, windowMs?: number } = {}) {
-  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } })
+  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? (process.env.LAMEDUCK_TEST ? 'warn' : 'info') } })
   // The memory registry stands in for Eureka/Nacos; its delay models their caches.
   const registry = memoryRegistry({ propagationDelayMs: 1_000 })
   await app.register(lameduck, {

@@ -1,0 +1,28 @@
+// The basic example boots, registers after its delay, and goes offline under traffic without a failure.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { request } from 'undici'
+import { buildServer } from '../src/server.ts'
+
+test('examples/basic: serving, then offline with every request answered', async (t) => {
+  const { app, registry } = await buildServer({ port: 0, adminPort: 0, windowMs: 300 })
+  t.after(() => app.close())
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const deadline = Date.now() + 5_000
+  while (app.lameduck.state !== 'serving' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(app.lameduck.state, 'serving')
+  assert.equal(registry.registered('hello').length, 1)
+  const offline = request(`${app.lameduck.adminUrl}/offline?wait=true`, { method: 'POST' })
+  let served = 0
+  while (app.lameduck.state !== 'offline') {
+    const res = await request(`${url}/hello`)
+    assert.equal(res.statusCode, 200)
+    await res.body.dump()
+    served++
+  }
+  const report = (await (await offline).body.json() as { report: { outcome: string, windowMs: number } }).report
+  assert.equal(report.outcome, 'offline')
+  assert.equal(report.windowMs, 300)
+  assert.ok(served > 5)
+  assert.equal(registry.registered('hello').length, 0)
+})
