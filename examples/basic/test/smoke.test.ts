@@ -8,13 +8,14 @@ test('examples/basic: serving, then offline with every request answered', async 
   const { app, registry } = await buildServer({ port: 0, adminPort: 0, windowMs: 300 })
   t.after(() => app.close())
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const state = (): string => app.lameduck.state
   const deadline = Date.now() + 5_000
-  while (app.lameduck.state !== 'serving' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
-  assert.equal(app.lameduck.state, 'serving')
+  while (state() !== 'serving' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(state(), 'serving')
   assert.equal(registry.registered('hello').length, 1)
   const offline = request(`${app.lameduck.adminUrl}/offline?wait=true`, { method: 'POST' })
   let served = 0
-  while (app.lameduck.state !== 'offline') {
+  while (state() !== 'offline') {
     const res = await request(`${url}/hello`)
     assert.equal(res.statusCode, 200)
     await res.body.dump()
