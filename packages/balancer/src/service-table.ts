@@ -48,6 +48,7 @@ export class ServiceTable {
   #usingFallback = false
   #seenInstances = false
   #refreshFailing = false
+  #warnedMalformed = false
   #tickTimer: Timer | undefined
   #ejectTimer: Timer | undefined
   #unsubscribe: (() => void) | undefined
@@ -94,8 +95,11 @@ export class ServiceTable {
     const firstSnapshot = !this.#seenInstances
     const next = new Map<string, InstanceEntry>()
     let changed = false
+    let malformed = 0
     for (const instance of Array.isArray(list) ? list : []) {
       if (instance === null || typeof instance !== 'object' || instance.status !== 'UP') continue
+      // A custom Discovery may hand over anything; an instance without a usable address cannot be routed to.
+      if (typeof instance.host !== 'string' || instance.host === '' || !Number.isInteger(instance.port) || instance.port < 1 || instance.port > 65_535) { malformed++; continue }
       const address = hostPort(instance.host, instance.port)
       const key = instance.id || address
       if (next.has(key)) continue
@@ -123,6 +127,8 @@ export class ServiceTable {
       this.#closePools(entry)
       changed = true
     }
+    if (malformed > 0 && !this.#warnedMalformed) this.#options.logger.warn({ service: this.service, malformed }, `balancer: discovery listed ${malformed} instance(s) of '${this.service}' without a usable host and port; skipping them`)
+    this.#warnedMalformed = malformed > 0
     this.#entries = next
     if (next.size > 0) this.#seenInstances = true
     if (changed) this.rebuild()

@@ -173,12 +173,14 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     if (this.#state === 'closing' || this.#state === 'stopped') return
     this.#shuttingDown = true
     this.#phase?.abort()
-    const wasRegistered = this.#state === 'registering' || this.#state === 'serving'
     if (this.#drain !== null) this.#drain.abort.abort(new Error(reason))
     else this.#lastDrainAbort?.abort(new Error(reason))
     this.#transition('closing', reason)
     const registry = this.options.registry
-    if (wasRegistered && registry !== undefined) {
+    // Not only from registering/serving: a drain whose deregistration was not confirmed
+    // (registry down, or a register still in flight when the window ended) leaves the
+    // instance registered too, and its retries stop here. A no-op when nothing is registered.
+    if (registry !== undefined) {
       this.#closingDeregistration = (async () => {
         if (this.#attempt !== null) await this.#attempt
         const instance = this.#instance

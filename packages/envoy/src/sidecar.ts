@@ -120,6 +120,9 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
           const call = (): Promise<void> => o.drain === 'listeners'
             ? admin.drainListeners({ inboundOnly: o.inboundOnly, graceful: true, skipExit: o.skipExit, signal })
             : admin.failHealthcheck({ signal })
+          // The whole step, retries of the drain call included, is bounded by drainTimeoutMs
+          // (plus at most one admin request in flight at the deadline): the shutdown budget counts on it.
+          const deadline = started + o.drainTimeoutMs
           let lastErr: unknown
           for (let attempt = 1; attempt <= o.drainAttempts; attempt++) {
             try {
@@ -133,7 +136,9 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
               const permanent = err instanceof EnvoyAdminError && err.statusCode !== undefined && err.statusCode < 500
               logger.warn({ err, envoy: { action, attempt } }, `lameduck: Envoy ${action} attempt ${attempt} failed`)
               if (permanent || attempt === o.drainAttempts) break
-              await sleep(clock, backoffDelay(attempt, o.drainBackoff), signal)
+              const delayMs = backoffDelay(attempt, o.drainBackoff)
+              if (clock.now() + delayMs >= deadline) break
+              await sleep(clock, delayMs, signal)
             }
           }
           if (lastErr !== undefined) {
@@ -147,7 +152,7 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
             max: o.maxOpenConnections,
             minDrainMs: o.minDrainMs,
             intervalMs: o.checkIntervalMs,
-            deadline: started + o.drainTimeoutMs,
+            deadline,
             signal,
             clock,
             onPoll: (n) => logger.debug({ envoy: { activeConnections: n } }, 'lameduck: Envoy connections'),

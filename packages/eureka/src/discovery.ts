@@ -130,8 +130,14 @@ export class RegistryView implements Discovery {
 
   #onFetched (client: EurekaJsClient): void {
     if (this.#closed) return
+    const raw = this.#rawApps(client)
+    if (raw === null) {
+      // The client accepted a body that is no registry (`null`, no application list): keep the last list.
+      this.#failed(new Error('the registry body has no applications.application list'))
+      return
+    }
     const apps = new Map<string, Array<Omit<Instance, 'service'>>>()
-    for (const [name, raws] of this.#rawApps(client)) {
+    for (const [name, raws] of raw) {
       const byId = new Map<string, Omit<Instance, 'service'>>()
       for (const raw of raws) {
         const i = fromEurekaInstance(raw, name, this.#s.preferIpAddress)
@@ -165,12 +171,21 @@ export class RegistryView implements Discovery {
     }
   }
 
-  /** Apps and instances of the last parsed body (old servers send single objects, not arrays); the client's cache as a fallback. */
-  #rawApps (client: EurekaJsClient): RawApps {
-    const body = this.#body as { applications?: { application?: unknown } } | undefined
+  /**
+   * Apps and instances of the last parsed body (old servers send single objects, not arrays);
+   * the client's cache when transformRegistry could not be wrapped; null when the body is no registry.
+   */
+  #rawApps (client: EurekaJsClient): RawApps | null {
+    const body = this.#body as { applications?: { application?: unknown } } | null | undefined
     this.#body = undefined
-    if (body?.applications === undefined) return Object.entries(client.cache.app)
-    return asArray(body.applications.application as Array<{ name: string, instance: EurekaInstanceJson | EurekaInstanceJson[] }>)
+    if (body === undefined && typeof client.transformRegistry !== 'function') return Object.entries(client.cache.app)
+    const applications = body?.applications as { application?: unknown, apps__hashcode?: unknown } | undefined
+    const list = applications?.application
+    // Current servers always write the array; an old one may leave it out of an empty registry,
+    // whose hash code is ''. Anything else is no registry (the client then keeps its cache too).
+    if (list === undefined && applications?.apps__hashcode === '') return []
+    if (typeof list !== 'object' || list === null) return null
+    return asArray(list as Array<{ name: string, instance: EurekaInstanceJson | EurekaInstanceJson[] }>)
       .filter((app) => typeof app?.name === 'string')
       .map((app) => [app.name, asArray(app.instance)])
   }

@@ -53,21 +53,29 @@ export function toEurekaInstance (instance: Instance, shape: RegistrationShape):
  * placeholder '@class' for empty maps and old ones send port.$ as a string.
  */
 export function fromEurekaInstance (raw: EurekaInstanceJson, service: string, preferIpAddress: boolean): Instance | undefined {
-  if (raw.status !== 'UP') return undefined
-  const port = Number(typeof raw.port === 'object' && raw.port !== null ? raw.port.$ : raw.port)
-  if (!Number.isInteger(port) || port <= 0) return undefined
-  const host = (preferIpAddress ? raw.ipAddr ?? raw.hostName : raw.hostName ?? raw.ipAddr) ?? ''
+  if (typeof raw !== 'object' || raw === null || raw.status !== 'UP') return undefined
+  const rawPort = typeof raw.port === 'object' && raw.port !== null ? raw.port.$ : raw.port
+  // Numbers, or numeric strings from old servers; anything else (true, '', 70000) is no port.
+  const port = typeof rawPort === 'number' || (typeof rawPort === 'string' && /^\s*\d+\s*$/.test(rawPort)) ? Number(rawPort) : Number.NaN
+  if (!Number.isInteger(port) || port <= 0 || port > 65_535) return undefined
+  const hostName = nonEmpty(raw.hostName)
+  const ipAddr = nonEmpty(raw.ipAddr)
+  const host = (preferIpAddress ? ipAddr ?? hostName : hostName ?? ipAddr) ?? ''
   if (host === '') return undefined
-  const metadata = stringValues(raw.metadata ?? {})
+  const metadata = stringValues(typeof raw.metadata === 'object' && raw.metadata !== null && !Array.isArray(raw.metadata) ? raw.metadata : {})
   delete metadata['@class']
   return {
-    id: raw.instanceId ?? raw.hostName ?? `${host}:${port}`,
+    id: nonEmpty(raw.instanceId) ?? hostName ?? `${host}:${port}`,
     service,
     host,
     port,
     status: 'UP',
     metadata
   }
+}
+
+function nonEmpty (v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined
 }
 
 function stringValues (o: Record<string, unknown>): Record<string, string> {

@@ -80,8 +80,10 @@ export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
 
   // Admin actions are logged explicitly with the caller; Fastify's per-request info logs would be noise.
   const quiet = { logLevel: 'warn' as const }
-  admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/offline', handler: offline, ...quiet })
-  admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/online', handler: online, ...quiet })
+  // GET changes state here (so `curl` works); Fastify's automatic HEAD twin would too, and HEAD is what probes send.
+  const action = { ...quiet, exposeHeadRoute: false }
+  admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/offline', handler: offline, ...action })
+  admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/online', handler: online, ...action })
   admin.get('/status', quiet, async () => ({ ...lifecycle.status(), connections: ctx.connections(), ...ctx.extraStatus() }))
   admin.get('/metrics', quiet, async (_req, reply) => {
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(lifecycle, ctx.connections()))

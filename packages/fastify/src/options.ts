@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
 import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type PropagationWindow, type ReadinessCheck, type Registry, type WindowsInput } from '@lameduck/core'
 
@@ -157,7 +158,9 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
   let signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
   if (o.signals === false) signals = []
   else if (o.signals !== undefined) {
-    if (!Array.isArray(o.signals) || o.signals.some((s) => typeof s !== 'string' || !/^SIG[A-Z0-9]+$/.test(s))) throw new InvalidOptionError('signals', `must be an array of signal names like ['SIGTERM', 'SIGINT'], or false (got ${type(o.signals)})`)
+    // Known names only: a typo ('SIGTREM') would never fire, and SIGKILL/SIGSTOP cannot be caught (process.on throws EINVAL).
+    const at = Array.isArray(o.signals) ? o.signals.findIndex((s) => typeof s !== 'string' || !Object.hasOwn(constants.signals, s) || s === 'SIGKILL' || s === 'SIGSTOP') : -2
+    if (at !== -1) throw new InvalidOptionError('signals', `must be an array of signal names like ['SIGTERM', 'SIGINT'] (SIGKILL and SIGSTOP cannot be caught), or false (got ${type(at === -2 ? o.signals : o.signals![at])})`)
     signals = o.signals
   }
 

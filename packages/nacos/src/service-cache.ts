@@ -37,9 +37,17 @@ function routable (h: SdkHost): boolean {
   return h.healthy !== false && h.enabled !== false && (h.weight === undefined || h.weight > 0)
 }
 
+/** A host entry consumers can connect to: anything else in a host list is dropped (and logged). */
+function wellFormed (h: unknown): h is SdkHost {
+  if (typeof h !== 'object' || h === null) return false
+  const { ip, port } = h as { ip?: unknown, port?: unknown }
+  return typeof ip === 'string' && ip !== '' && Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65_535
+}
+
 function toInstance (service: string, h: SdkHost): Instance {
   const metadata: Record<string, string> = {}
-  for (const [k, v] of Object.entries(h.metadata ?? {})) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v)
+  const raw = typeof h.metadata === 'object' && h.metadata !== null && !Array.isArray(h.metadata) ? h.metadata : {}
+  for (const [k, v] of Object.entries(raw)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v)
   return { id: `${h.ip}:${h.port}`, service, host: h.ip, port: h.port, status: 'UP', metadata }
 }
 
@@ -118,7 +126,11 @@ export class ServiceCache {
     if (refTime > 0) watch.lastRefTime = refTime
     if (typeof data.cacheMillis === 'number' && data.cacheMillis > 0) watch.cacheMillis = data.cacheMillis
     watch.reachProtectionThreshold = data.reachProtectionThreshold === true
-    const list = data.hosts.filter(routable).map((h) => toInstance(watch.service, h)).sort((a, b) => a.id.localeCompare(b.id))
+    const hosts = data.hosts.filter(wellFormed)
+    if (hosts.length < data.hosts.length) {
+      this.#o.logger.warn({ nacos: { service: watch.service, dropped: data.hosts.length - hosts.length, source } }, `nacos: ignoring ${data.hosts.length - hosts.length} host(s) of ${watch.service} without a usable ip and port (${source})`)
+    }
+    const list = hosts.filter(routable).map((h) => toInstance(watch.service, h)).sort((a, b) => a.id.localeCompare(b.id))
     const signature = JSON.stringify(list)
     const first = watch.list === undefined
     watch.list = list

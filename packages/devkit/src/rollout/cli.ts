@@ -15,6 +15,7 @@ Options:
   --registry eureka|nacos|none   traffic path (none = Kubernetes Service)   [eureka]
   --sidecar                      a local Envoy in front of every provider
   --mode naive|sleep|lameduck    no preStop | preStop sleep | lameduck prestop  [lameduck]
+  --consumer balancer|plain      lameduck's balancer, or round robin without retries  [balancer]
   --providers N                  replicas                                    [3]
   --rps N                        request rate                                [300]
   --scale F                      multiplies production durations (90 s → 4.5 s at 0.05)  [0.05]
@@ -39,6 +40,7 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
       sidecar: { type: 'boolean' },
       mode: { type: 'string' },
       providers: { type: 'string' },
+      consumer: { type: 'string' },
       rps: { type: 'string' },
       scale: { type: 'string' },
       'sleep-s': { type: 'string' },
@@ -59,6 +61,7 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
     sidecar: values.sidecar,
     mode: values.mode as RolloutOptions['mode'],
     providers: n(values.providers),
+    consumer: values.consumer as RolloutOptions['consumer'],
     rps: n(values.rps),
     scale: n(values.scale),
     sleepSeconds: n(values['sleep-s']),

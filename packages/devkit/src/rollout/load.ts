@@ -85,6 +85,7 @@ export class LoadGenerator {
     const t0 = Date.now()
     const record: RequestRecord = { t: t0 - this.#start, ms: 0, outcome: 'ok', instance: null }
     try {
+      // url() picks the instance for a plain consumer, and may find none.
       const res = await request(this.#o.url(`/work?ms=${ms}`), {
         dispatcher: this.#o.dispatcher,
         headersTimeout: this.#o.timeoutMs,

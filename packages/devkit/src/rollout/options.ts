@@ -12,6 +12,8 @@ export interface RolloutOptions {
   mode?: RolloutMode
   providers?: number
   rps?: number
+  /** The consumer: '@lameduck/balancer' (warmup, leave-aware, retries refused connects) or 'plain' (round robin over the discovery list, no retries: most consumers today). Default 'balancer'. */
+  consumer?: 'balancer' | 'plain'
   /** Multiplies every production duration (caches, fetch, refresh, windows, grace). Default 0.05: 90 s → 4.5 s. */
   scale?: number
   /** Seconds of `sleep` in mode 'sleep', unscaled (as it would be written in the manifest). Default 30. */
@@ -47,6 +49,12 @@ const num = (name: string, v: unknown, min: number, exclusive = false): number =
   return v
 }
 
+function consumer (v: unknown): 'balancer' | 'plain' {
+  if (v === undefined) return 'balancer'
+  if (v !== 'balancer' && v !== 'plain') throw new InvalidOptionError('consumer', `must be balancer or plain, got ${String(v)}`)
+  return v
+}
+
 export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   const registry = o.registry ?? 'eureka'
   if (!['eureka', 'nacos', 'none'].includes(registry)) throw new InvalidOptionError('registry', `must be eureka, nacos or none, got ${String(registry)}`)
@@ -55,6 +63,7 @@ export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   return {
     registry,
     sidecar: o.sidecar ?? false,
+    consumer: consumer(o.consumer),
     mode,
     providers: int('providers', o.providers ?? 3, 1),
     rps: num('rps', o.rps ?? 300, 0, true),

@@ -5,7 +5,7 @@ import { createBalancer } from '@lameduck/balancer'
 import { eurekaDiscovery, eurekaWindows } from '@lameduck/eureka'
 import { startEureka } from '../eureka/index.ts'
 import type { ResolvedRollout } from './options.ts'
-import { LAB_MARGIN_MS, PRODUCTION, type TrafficPath } from './paths.ts'
+import { LAB_MARGIN_MS, PRODUCTION, plainConsumer, type TrafficPath } from './paths.ts'
 
 export async function eurekaPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
   const cacheMs = Math.round(PRODUCTION.eurekaResponseCacheMs * o.scale)
@@ -14,6 +14,7 @@ export async function eurekaPath (o: ResolvedRollout, service: string): Promise<
   const heartbeatMs = Math.max(200, Math.round(PRODUCTION.heartbeatMs * o.scale))
   const server = await startEureka({ port: 0, responseCacheUpdateIntervalMs: cacheMs })
   const discovery = eurekaDiscovery({ url: server.url, client: { eureka: { registryFetchInterval: fetchMs } } })
+  const plain = plainConsumer(discovery, service)
   const balancer = createBalancer({ service, discovery, refreshIntervalMs: refreshMs, curve: 'linear', consumerId: 'rollout-consumer' })
   // A margin for request latency and timer jitter on a loaded machine.
   const windows = { ...eurekaWindows({ responseCacheUpdateIntervalMs: cacheMs, registryFetchIntervalMs: fetchMs, balancer: refreshMs }), marginMs: LAB_MARGIN_MS }
@@ -21,9 +22,10 @@ export async function eurekaPath (o: ResolvedRollout, service: string): Promise<
     name: 'eureka',
     providerRegistry: { kind: 'eureka', url: server.url, heartbeatMs },
     windows,
-    consumer: { url: (path) => `http://${service}${path}`, dispatcher: balancer },
+    consumer: o.consumer === 'plain' ? plain : { url: (path) => `http://${service}${path}`, dispatcher: balancer },
     describe: { eureka: server.url, responseCacheUpdateIntervalMs: cacheMs, registryFetchIntervalMs: fetchMs, balancerRefreshMs: refreshMs },
     async close () {
+      await plain.dispatcher.close()
       await balancer.close()
       await discovery.close()
       await server.close()

@@ -4,7 +4,7 @@ import { createBalancer } from '@lameduck/balancer'
 import { nacosDiscovery, nacosWindows } from '@lameduck/nacos'
 import { startNacos } from '../nacos/index.ts'
 import type { ResolvedRollout } from './options.ts'
-import { LAB_MARGIN_MS, PRODUCTION, type TrafficPath } from './paths.ts'
+import { LAB_MARGIN_MS, PRODUCTION, plainConsumer, type TrafficPath } from './paths.ts'
 
 export async function nacosPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
   const cacheMillis = Math.max(100, Math.round(PRODUCTION.nacosCacheMs * o.scale))
@@ -12,15 +12,17 @@ export async function nacosPath (o: ResolvedRollout, service: string): Promise<T
   const server = await startNacos({ port: 0, cacheMillis, pushDelayMs })
   const discovery = nacosDiscovery({ serverList: server.serverList })
   // A Node consumer reads the client's cache on every change: no Ribbon hop.
+  const plain = plainConsumer(discovery, service)
   const balancer = createBalancer({ service, discovery, refreshIntervalMs: cacheMillis, curve: 'linear', consumerId: 'rollout-consumer' })
   const windows = { ...nacosWindows({ pushDelayMs, cacheMillis, marginMs: LAB_MARGIN_MS }) }
   return {
     name: 'nacos',
     providerRegistry: { kind: 'nacos', serverList: server.serverList },
     windows,
-    consumer: { url: (path) => `http://${service}${path}`, dispatcher: balancer },
+    consumer: o.consumer === 'plain' ? plain : { url: (path) => `http://${service}${path}`, dispatcher: balancer },
     describe: { nacos: server.url, cacheMillis, pushDelayMs },
     async close () {
+      await plain.dispatcher.close()
       await balancer.close()
       await discovery.close()
       await server.close()

@@ -1,7 +1,7 @@
 // Traffic paths of the lab: how consumers find providers. Each path starts what
 // it needs (a registry server, a Service proxy) and gives the consumer side.
 import { Agent, type Dispatcher } from 'undici'
-import type { WindowsInput } from '@lameduck/core'
+import { serviceKey, type Discovery, type WindowsInput } from '@lameduck/core'
 import type { ResolvedRollout } from './options.ts'
 import type { ProviderConfig } from './provider-app.ts'
 import { ServiceProxy } from './service-proxy.ts'
@@ -68,6 +68,23 @@ async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
     async close () {
       await agent.close()
       await proxy.close()
+    }
+  }
+}
+
+/**
+ * A consumer that knows nothing of lameduck: round robin over the discovery list
+ * as it stands, one keep-alive agent, no retries, no reaction to draining headers.
+ */
+export function plainConsumer (discovery: Discovery, service: string): { url: (path: string) => string, dispatcher: Agent } {
+  let next = 0
+  return {
+    dispatcher: new Agent({ keepAliveTimeout: 30_000, connections: 32 }),
+    url (path) {
+      const list = discovery.instances(serviceKey(service))
+      const target = list[next++ % Math.max(1, list.length)]
+      if (target === undefined) throw Object.assign(new Error(`no instance of ${service}`), { code: 'LAMEDUCK_ERR_NO_INSTANCE' })
+      return `http://${target.host}:${target.port}${path}`
     }
   }
 }

@@ -107,7 +107,7 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
     await sleep(o.settleMs)
     await load.stop()
     const report = buildReport({
-      scenario: { registry: o.registry, sidecar: o.sidecar, mode: o.mode, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe },
+      scenario: { registry: o.registry, sidecar: o.sidecar, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe },
       records: load.records,
       pods: deployment.pods,
       terminations: deployment.terminations,
