@@ -113,10 +113,16 @@ function build (preset: WindowPreset | 'custom', parts: WindowParts): Propagatio
   return { preset, totalMs, parts, breakdown }
 }
 
-/** Throws unless `value` is a finite, non-negative number of milliseconds. */
+/** Node runs a timer longer than this after 1 ms, so a longer duration would fire at once. */
+export const MAX_DURATION_MS = 2 ** 31 - 1
+
+/** Throws unless `value` is a finite, non-negative number of milliseconds that a timer can wait. */
 export function assertDuration (option: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new InvalidOptionError(option, `must be a non-negative number of milliseconds, got ${describe(value)}`)
+  }
+  if (value > MAX_DURATION_MS) {
+    throw new InvalidOptionError(option, `${value} ms is longer than a timer can wait (${MAX_DURATION_MS} ms, about 24.8 days); use a realistic duration`)
   }
 }
 
