@@ -43,6 +43,12 @@ export interface BalancerOptions {
   warmupTickMs?: number
   /** When every remaining instance is draining, keep using them (they still serve) instead of failing. Default true. */
   drainingFallback?: boolean
+  /**
+   * When discovery suddenly lists no instance of a service (a restarted Eureka serves an
+   * empty registry until heartbeats arrive), keep routing to the last ones it listed
+   * until it lists some again. Default true.
+   */
+  emptyListProtection?: boolean
   /** Hosts that are not services: 'agent' = a normal undici Agent, 'error' = UnknownServiceError, or your Dispatcher. Default 'agent'. */
   unknownHosts?: 'agent' | 'error' | Dispatcher
   clock?: Clock
@@ -65,6 +71,7 @@ export interface ResolvedOptions {
   /** undefined = derived from the ramp being run. */
   warmupTickMs: number | undefined
   drainingFallback: boolean
+  emptyListProtection: boolean
   unknownHosts: 'agent' | 'error' | Dispatcher
   clock: Clock
   logger: Logger
@@ -73,7 +80,7 @@ export interface ResolvedOptions {
 
 const KNOWN = new Set(['service', 'services', 'discovery', 'refreshIntervalMs', 'curve', 'slowStart', 'consumerId',
   'maxConnectRetries', 'retryIdempotent', 'ejectAfter', 'ejectMs', 'ejectBackoff', 'connectTimeoutMs', 'warmupTickMs',
-  'drainingFallback', 'unknownHosts', 'clock', 'logger', 'poolOptions'])
+  'drainingFallback', 'emptyListProtection', 'unknownHosts', 'clock', 'logger', 'poolOptions'])
 
 function count (option: string, value: unknown, min: number): number {
   if (!Number.isInteger(value) || (value as number) < min) throw new InvalidOptionError(option, `must be an integer ≥ ${min}, got ${String(value)}`)
@@ -159,6 +166,8 @@ export function resolveOptions (options: BalancerOptions): ResolvedOptions {
 
   const drainingFallback = options.drainingFallback ?? true
   if (typeof drainingFallback !== 'boolean') throw new InvalidOptionError('drainingFallback', 'must be true or false')
+  const emptyListProtection = options.emptyListProtection ?? true
+  if (typeof emptyListProtection !== 'boolean') throw new InvalidOptionError('emptyListProtection', 'must be true or false')
 
   const unknownHosts = options.unknownHosts ?? 'agent'
   if (unknownHosts !== 'agent' && unknownHosts !== 'error' && !(isObject(unknownHosts) && typeof unknownHosts.dispatch === 'function')) {
@@ -192,6 +201,7 @@ export function resolveOptions (options: BalancerOptions): ResolvedOptions {
     ejectBackoff,
     warmupTickMs,
     drainingFallback,
+    emptyListProtection,
     unknownHosts,
     clock,
     logger,

@@ -49,6 +49,7 @@ export class ServiceTable {
   #seenInstances = false
   #refreshFailing = false
   #warnedMalformed = false
+  #protecting = false
   #tickTimer: Timer | undefined
   #ejectTimer: Timer | undefined
   #unsubscribe: (() => void) | undefined
@@ -129,6 +130,14 @@ export class ServiceTable {
     }
     if (malformed > 0 && !this.#warnedMalformed) this.#options.logger.warn({ service: this.service, malformed }, `balancer: discovery listed ${malformed} instance(s) of '${this.service}' without a usable host and port; skipping them`)
     this.#warnedMalformed = malformed > 0
+    if (next.size === 0 && this.#entries.size > 0 && this.#options.emptyListProtection) {
+      // Keep what we had (draining ones still serve; dead ones fail over to ejection).
+      if (!this.#protecting) this.#options.logger.warn({ service: this.service, kept: this.#entries.size }, `balancer: discovery lists no instance of '${this.service}'; keeping the last ${this.#entries.size} until it lists some again (emptyListProtection)`)
+      this.#protecting = true
+      return
+    }
+    if (this.#protecting && next.size > 0) this.#options.logger.info({ service: this.service, instances: next.size }, `balancer: discovery lists '${this.service}' again`)
+    this.#protecting = false
     this.#entries = next
     if (next.size > 0) this.#seenInstances = true
     if (changed) this.rebuild()

@@ -22,7 +22,7 @@ test('refreshIntervalMs re-reads a discovery that sends no events; events apply 
   assert.equal(clock.pending, 0)
 
   const registry = memoryRegistry({ clock })
-  const evented = createBalancer({ service: 'orders', discovery: registry, clock, refreshIntervalMs: 0 })
+  const evented = createBalancer({ service: 'orders', discovery: registry, clock, refreshIntervalMs: 0, emptyListProtection: false })
   await registry.register({ id: 'c', service: 'ORDERS', host: '10.0.0.3', port: 80, status: 'UP', metadata: {} })
   assert.equal(evented.pick('orders').id, 'c', 'subscribe event applied without waiting')
   await registry.setStatus({ id: 'c', service: 'ORDERS' }, 'OUT_OF_SERVICE')
@@ -126,4 +126,21 @@ test('staticDiscovery accepts addresses or instances, and set() notifies', async
   assert.equal(b.pick('orders').port, 4000)
   assert.throws(() => b.pick('payments'), { reason: 'none-registered' })
   await b.close()
+})
+
+test('emptyListProtection: a list that suddenly goes empty keeps the last instances until discovery lists some again', async () => {
+  const clock = virtualClock()
+  const registry = memoryRegistry({ clock })
+  const lines: string[] = []
+  const logger = { debug () {}, info (_o: object, m?: string) { lines.push(m ?? '') }, warn (_o: object, m?: string) { lines.push(m ?? '') }, error () {} }
+  const balancer = createBalancer({ service: 'orders', discovery: registry, clock, refreshIntervalMs: 0, logger })
+  await registry.register({ id: 'a', service: 'orders', host: '10.0.0.1', port: 80, status: 'UP', metadata: {} })
+  assert.equal(balancer.pick('orders').id, 'a')
+  await registry.deregister({ id: 'a', service: 'orders', host: '10.0.0.1', port: 80, status: 'UP', metadata: {} })
+  assert.equal(balancer.pick('orders').id, 'a', 'still routed: an empty list is not trusted')
+  assert.ok(lines.some((l) => /lists no instance of 'orders'; keeping the last 1/.test(l)))
+  await registry.register({ id: 'b', service: 'orders', host: '10.0.0.2', port: 80, status: 'UP', metadata: {} })
+  assert.equal(balancer.pick('orders').id, 'b', 'a non-empty list replaces the kept one')
+  assert.equal(balancer.pick('orders').id, 'b')
+  await balancer.close()
 })

@@ -40,6 +40,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   /** The register() call in flight, if any: a drain or close must wait for it, or it would register behind their back. */
   #attempt: Promise<unknown> | null = null
   #closingDeregistration: Promise<void> | null = null
+  #registryQueue: Promise<void> = Promise.resolve()
   #lastReport: OfflineReport | null = null
   #shuttingDown = false
   #problems: Problem[] = []
@@ -187,7 +188,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
         if (instance === null) return
         this.#instance = null
         try {
-          await withTimeout(registry.deregister(instance), this.options.registryTimeoutMs, () => new TimeoutError('registry deregister', this.options.registryTimeoutMs), this.clock)
+          await this.#registryCall('deregister', () => registry.deregister(instance))
           this.emit('deregistered', instance)
         } catch (err) { this.#problem('deregister', err) }
       })()
@@ -291,7 +292,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       const registeredAt = this.clock.now()
       const instance = this.#instanceAt(registeredAt)
       if (o.registry !== undefined) {
-        const attempt = withTimeout(o.registry.register(instance), o.registryTimeoutMs, () => new TimeoutError('registry register', o.registryTimeoutMs), this.clock)
+        const registry = o.registry
+        const attempt = this.#registryCall('register', () => registry.register(instance))
         this.#attempt = attempt.catch(() => {})
         await attempt
       }
@@ -332,7 +334,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     this.#transition('draining', reason)
     this.options.earlyOffline?.begin(drain.startedAt)
     this.#drainDone = drain.run().then((report) => {
-      this.#drain = null
+      // online() may have cancelled this run and offline() started a newer one meanwhile.
+      if (this.#drain === drain) this.#drain = null
       this.#lastReport = report
       if (report.outcome === 'offline') this.#transition('offline', report.endedEarly ? 'drained (window ended early)' : 'drained')
       this.#log.info({ lameduck: { offline: report } }, `lameduck: offline sequence ${report.outcome} after ${report.totalMs} ms`)
@@ -340,6 +343,19 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       return report
     })
     return this.#drainDone
+  }
+
+  /**
+   * Registry calls for this instance run one at a time, in the order issued: a
+   * slow deregister from a cancelled drain must not land after the register that
+   * /online sent next. Each is bounded by registryTimeoutMs, so a hung call
+   * delays the queue but cannot jam it.
+   */
+  #registryCall (op: 'register' | 'deregister', call: () => Promise<void>): Promise<void> {
+    const timeoutMs = this.options.registryTimeoutMs
+    const run = this.#registryQueue.then(() => withTimeout(call(), timeoutMs, () => new TimeoutError(`registry ${op}`, timeoutMs), this.clock))
+    this.#registryQueue = run.catch(() => {})
+    return run
   }
 
   /**
@@ -357,7 +373,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     const instance = this.#instance
     if (o.registry === undefined || instance === null) return false
     await retry(async () => {
-      await withTimeout(o.registry!.deregister(instance), o.registryTimeoutMs, () => new TimeoutError('registry deregister', o.registryTimeoutMs), this.clock)
+      await this.#registryCall('deregister', () => o.registry!.deregister(instance))
     }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err) })
     this.#instance = null
     this.#registeredAt = null

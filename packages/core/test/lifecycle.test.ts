@@ -247,3 +247,48 @@ test('without a registry and with no window, offline reports no problem', async 
   assert.deepEqual(report.problems, [])
   assert.equal(report.deregisteredAt, report.startedAt)
 })
+
+test('offline → online → offline before the cancelled run settles: the newer sequence stays in charge', async () => {
+  const clock = virtualClock()
+  const registry = memoryRegistry({ clock })
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 1_000 } })
+  const started = lifecycle.start(base)
+  await clock.advance(0)
+  await started
+  const first = lifecycle.offline('1')
+  const back = lifecycle.online('2')
+  await back
+  const second = lifecycle.offline('3') // the cancelled first run has not settled yet
+  assert.equal((await first).outcome, 'cancelled')
+  assert.equal(lifecycle.state, 'draining')
+  assert.ok(lifecycle.drain !== null, 'the running sequence is still tracked')
+  await lifecycle.online('4') // must cancel the second run, not crash
+  assert.equal((await second).outcome, 'cancelled')
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(registry.registered('orders').length, 1)
+})
+
+test('registry calls land in the order issued: a slow deregister cannot undo the next register', async () => {
+  const clock = virtualClock()
+  const live = new Set<string>()
+  const registry: Registry = {
+    async register (i) { await sleepOn(clock, 1); live.add(i.id) },
+    async deregister (i) { await sleepOn(clock, 50); live.delete(i.id) }, // much slower than register
+    async close () {}
+  }
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 1_000 } })
+  const started = lifecycle.start(base)
+  await clock.advance(1)
+  await started
+  lifecycle.offline('admin') // deregister in flight for 50 ms
+  await clock.advance(10)
+  const back = lifecycle.online('admin') // register issued after it
+  await clock.advance(100)
+  await back
+  assert.equal(lifecycle.state, 'serving')
+  assert.deepEqual([...live], [base.id], 'registered, as the last call said')
+})
+
+function sleepOn (clock: ReturnType<typeof virtualClock>, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, ms))
+}
