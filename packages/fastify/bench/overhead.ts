@@ -2,7 +2,8 @@
 // same run. The server runs in a child process so the load generator does not
 // share its event loop; rounds alternate so drift hits both sides alike.
 //   node --conditions=@lameduck/source packages/fastify/bench/overhead.ts [--rounds 5] [--seconds 3]
-import { fork } from 'node:child_process'
+import { fork, spawnSync } from 'node:child_process'
+import { cpus } from 'node:os'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -21,8 +22,13 @@ async function serve (mode: 'bare' | 'plugin'): Promise<void> {
   process.on('disconnect', () => { app.close().finally(() => process.exit(0)) })
 }
 
+// With taskset, the server and the load generator get a core each instead of
+// fighting over the same one (the rest of the noise is the machine's).
+const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0
+
 async function round (mode: 'bare' | 'plugin', seconds: number): Promise<number> {
   const child = fork(new URL(import.meta.url), ['--serve', mode], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  if (pinned) spawnSync('taskset', ['-pc', '1', String(child.pid)])
   const [{ port }] = await once(child, 'message') as [{ port: number }]
   await autocannon({ url: `http://127.0.0.1:${port}/`, connections: 50, duration: 1 }) // warm up the JIT
   const result = await autocannon({ url: `http://127.0.0.1:${port}/`, connections: 50, pipelining: 1, duration: seconds })
@@ -35,15 +41,20 @@ async function round (mode: 'bare' | 'plugin', seconds: number): Promise<number>
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 
 export async function benchOverhead (rounds = 5, seconds = 3): Promise<{ bare: number, plugin: number, ratio: number, rounds: number, table: string }> {
+  const allCores = `0-${cpus().length - 1}`
+  if (pinned) spawnSync('taskset', ['-pc', '0', String(process.pid)])
   const bare: number[] = []
   const plugin: number[] = []
   for (let i = 0; i < rounds; i++) {
     // Alternate which side goes first.
     if (i % 2 === 0) { bare.push(await round('bare', seconds)); plugin.push(await round('plugin', seconds)) } else { plugin.push(await round('plugin', seconds)); bare.push(await round('bare', seconds)) }
   }
+  if (pinned) spawnSync('taskset', ['-pc', allCores, String(process.pid)])
   const b = median(bare)
   const p = median(plugin)
   const table = [
+    `${pinned ? 'Server and load generator pinned to separate cores (taskset).' : 'Not pinned (no taskset): expect more noise.'}`,
+    '',
     '| hello-world Fastify | median req/s | rounds (req/s) |',
     '|---|---:|---|',
     `| bare | ${Math.round(b)} | ${bare.map(Math.round).join(', ')} |`,
