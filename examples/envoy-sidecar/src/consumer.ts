@@ -9,7 +9,7 @@ import { Agent, type Dispatcher } from 'undici'
 import { createBalancer, staticDiscovery } from '@lameduck/balancer'
 import { watchEndpoints, type Endpoints } from './endpoints.ts'
 import { clock, podPorts, readSettings, SERVICE, type Settings } from './settings.ts'
-import { startTraffic, type TrafficStats } from './traffic.ts'
+import { startTraffic, type TrafficStats } from '@lameduck/example-shared/traffic'
 
 export interface ConsumerOptions {
   /** Each pod's sidecar listener, 'host:port'. */

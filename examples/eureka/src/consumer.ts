@@ -7,7 +7,7 @@ import { Agent, type Dispatcher } from 'undici'
 import { createBalancer } from '@lameduck/balancer'
 import { eurekaDiscovery, type EurekaDiscovery } from '@lameduck/eureka'
 import { clock, readSettings, SERVICE, type Settings } from './settings.ts'
-import { startTraffic, type TrafficStats } from './traffic.ts'
+import { startTraffic, type TrafficStats } from '@lameduck/example-shared/traffic'
 
 export interface ConsumerOptions {
   settings: Settings
