@@ -66,6 +66,7 @@ test('one of two providers goes /offline and stops while a Eureka-routed consume
         if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`)
         counts.ok++
         counts.byName[body.name] = (counts.byName[body.name] ?? 0) + 1
+        if (body.name === 'a' && offlineAt > 0) lastToA = Date.now() - offlineAt
         if (res.headers['x-lameduck-state'] !== undefined) counts.draining++
       } catch (err) {
         counts.failed++
@@ -73,10 +74,13 @@ test('one of two providers goes /offline and stops while a Eureka-routed consume
       }
     }
   }
+  // ms after /offline of the last request the consumer routed to a (by its eureka-js-client list).
+  let lastToA = -1
+  let offlineAt = 0
   const loops = Array.from({ length: 4 }, loop)
 
   await sleep(300)
-  t0 = Date.now()
+  t0 = offlineAt = Date.now()
   const offline = await request(`${a.admin}/offline`, { method: 'POST' })
   assert.equal(offline.statusCode, 202)
   const plan = await offline.body.json() as { windowMs: number }
@@ -95,5 +99,10 @@ test('one of two providers goes /offline and stops while a Eureka-routed consume
   assert.equal(counts.byName.a, servedByA, 'nothing reached a after it went offline')
   assert.ok((counts.byName.b ?? 0) > servedByA / 2, 'b took over')
   assert.deepEqual(eureka.snapshot().map((i) => i.port), [Number(new URL(b.url).port)], 'only b is registered')
+  // The consumer stopped routing to a within the computed window (measured: DELETE → last request),
+  // so a saw its last routed request before its window ended.
+  assert.ok(lastToA >= 0, 'a was routed to after /offline (the caches really lag)')
+  assert.ok(lastToA <= plan.windowMs, `the consumer stopped routing to a ${lastToA} ms after /offline, within the ${plan.windowMs} ms window`)
+  t.diagnostic(`DELETE → consumer stopped routing: ${lastToA} ms (window ${plan.windowMs} ms)`)
   t.diagnostic(`requests: ${counts.ok} ok (${JSON.stringify(counts.byName)}), ${counts.draining} answered while draining, ${counts.failed} failed`)
 })
