@@ -3,6 +3,10 @@ import type { Socket } from 'node:net'
 export const kBusy = Symbol('lameduck.busy')
 export const kUsed = Symbol('lameduck.used')
 const kSeen = Symbol('lameduck.seen')
+const kIdleSweeps = Symbol('lameduck.idleSweeps')
+
+/** A socket is closed only after this many sweeps found it idle and unused (≥ 1 s at 500 ms). */
+const IDLE_SWEEPS = 2
 
 export interface TrackedSocket extends Socket {
   /** Requests in progress on this connection. */
@@ -10,12 +14,14 @@ export interface TrackedSocket extends Socket {
   /** A stamp that changes with every request on this connection. */
   [kUsed]: number
   [kSeen]?: number
+  /** Sweeps in a row that found this socket idle and unused. */
+  [kIdleSweeps]?: number
 }
 
 /**
  * Closes keep-alive connections that stay idle while draining. A server closing
  * an idle socket races the client's next request on it (the request is reset),
- * so only sockets that saw no request for a whole sweep interval are closed:
+ * so only sockets that saw no request for two whole sweep intervals are closed:
  * clients keep their busy ("hot") sockets, and those are moved off by the
  * `connection: close` on their next response instead.
  */
@@ -46,10 +52,14 @@ export class IdleSweeper {
     for (const socket of this.#sockets) {
       const used = socket[kUsed] ?? 0
       if ((socket[kBusy] ?? 0) === 0 && socket[kSeen] === used) {
-        this.closed++
-        socket.destroy()
+        socket[kIdleSweeps] = (socket[kIdleSweeps] ?? 0) + 1
+        if (socket[kIdleSweeps] >= IDLE_SWEEPS) {
+          this.closed++
+          socket.destroy()
+        }
         continue
       }
+      socket[kIdleSweeps] = 0
       socket[kSeen] = used
     }
   }
