@@ -2,6 +2,19 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Lifecycle } from '@lameduck/core'
 
+/**
+ * After the drain, give keep-alive connections a moment to go by themselves:
+ * busy ones close after their next response (`connection: close`), idle ones
+ * are swept after two idle sweeps. app.close() would otherwise close every idle
+ * socket at once, hot ones included, racing a client's next request on them.
+ */
+const CONNECTIONS_GONE_MS = 1_500
+
+async function connectionsGone (sockets: Set<Socket>, boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs
+  while (sockets.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25))
+}
+
 export interface SignalContext {
   app: FastifyInstance
   lifecycle: Lifecycle
@@ -51,6 +64,7 @@ export function installSignals (ctx: SignalContext): () => void {
     const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
     try {
       await lifecycle.shutdown(signal)
+      await connectionsGone(ctx.sockets, CONNECTIONS_GONE_MS)
       await app.close()
     } catch (err) {
       log.error({ err }, 'lameduck: error while shutting down')
