@@ -60,7 +60,7 @@ test('a non-loopback admin bind without a token refuses to start; with one it st
 
 test('the token is compared in constant time, and wrong tokens of every length get 401 and change nothing', async (t) => {
   // The checker hashes both sides to equal lengths before timingSafeEqual: neither content nor length leaks.
-  const auth = readFileSync(new URL('../../packages/fastify/src/auth.ts', import.meta.url), 'utf8')
+  const auth = readFileSync(new URL('../../packages/node/src/auth.ts', import.meta.url), 'utf8')
   assert.match(auth, /timingSafeEqual\(/)
   assert.match(auth, /createHash\('sha256'\)\.update\(header\.slice\(7\)\)/)
   assert.doesNotMatch(auth, /token ?===|=== ?token|slice\(7\) ?===|=== ?expected/, 'no early-exit string comparison of the secret')

@@ -2,9 +2,9 @@ import fp from 'fastify-plugin'
 import { lameduckPlugin } from './plugin.ts'
 
 /**
- * The lameduck Fastify plugin: delayed registration, readiness and liveness
- * routes, the admin listener (/offline, /online, /status, /metrics), drain
- * behaviour and signal handling. See the package README.
+ * The lameduck Fastify plugin: @lameduck/node's engine on `app.server`, with
+ * the probe routes as Fastify routes, `app.log` as its logger, `app.close()`
+ * on the signal path and the handle as `app.lameduck`. See the package README.
  */
 const lameduck = fp(lameduckPlugin, { fastify: '5.x', name: '@lameduck/fastify' })
 
@@ -12,4 +12,4 @@ export default lameduck
 export { lameduck }
 export { CONSUMER_HEADER, STATE_HEADER } from '@lameduck/core'
 export type { LameduckDecorator } from './plugin.ts'
-export type { LameduckOptions, AdminOptions, SidecarOptions } from './options.ts'
+export type { LameduckOptions, AdminOptions, SidecarOptions, SidecarSteps, GoingAway } from '@lameduck/node'

@@ -77,3 +77,13 @@ test('an admin port already in use fails register with an error naming admin.por
     new RegExp(`admin\\.port: 127\\.0\\.0\\.1:${port} is already in use`))
   await app.close()
 })
+
+test('registering the plugin twice fails before a second admin listener or signal handlers start', async () => {
+  const app = Fastify()
+  const signals = process.listenerCount('SIGTERM')
+  await app.register(lameduck, { service: 'x', admin: { port: 0 } })
+  await assert.rejects(async () => { await app.register(lameduck, { service: 'x', admin: { port: 0 } }) }, (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && /already registered on this app/.test(err.message))
+  assert.equal(process.listenerCount('SIGTERM'), signals + 1, 'only the first registration installed handlers')
+  await app.close()
+  assert.equal(process.listenerCount('SIGTERM'), signals)
+})

@@ -1,17 +1,18 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { ClosingError, InvalidOptionError, type Lifecycle } from '@lameduck/core'
+import { ClosingError, InvalidOptionError, type Lifecycle, type Logger } from '@lameduck/core'
 import { bearerChecker } from './auth.ts'
-import { renderMetrics, type ConnectionStats } from './metrics.ts'
+import type { ConnectionStats } from './connections.ts'
+import { renderMetrics } from './metrics.ts'
 
 export interface AdminContext {
   host: string
   port: number
   token: string | undefined
   lifecycle: Lifecycle
-  logger: FastifyBaseLogger
+  logger: Logger
   connections: () => ConnectionStats
-  /** Extra fields for /status (early-offline progress, sidecar). */
-  extraStatus: () => Record<string, unknown>
+  /** The status document (one builder for every listener). */
+  status: () => Record<string, unknown>
 }
 
 export interface AdminServer { url: string, port: number, close(): Promise<void> }
@@ -25,9 +26,10 @@ function wants (value: string | undefined): boolean {
 /** The admin listener: offline/online/status/metrics, on loopback by default, optional bearer token. */
 export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
   const { lifecycle } = ctx
-  const log = ctx.logger.child({ lameduck: 'admin' })
+  const pino = typeof (ctx.logger as Partial<FastifyBaseLogger>).child === 'function' ? (ctx.logger as FastifyBaseLogger).child({ lameduck: 'admin' }) : null
+  const log: Logger = pino ?? ctx.logger
   // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
-  const admin: FastifyInstance = Fastify({ loggerInstance: log, bodyLimit: 1024, requestTimeout: 0, return503OnClosing: false, forceCloseConnections: true })
+  const admin: FastifyInstance = Fastify({ ...(pino === null ? { logger: false } : { loggerInstance: pino }), bodyLimit: 1024, requestTimeout: 0, return503OnClosing: false, forceCloseConnections: true })
 
   const check = ctx.token === undefined ? undefined : bearerChecker(ctx.token)
   admin.addHook('onRequest', async function lameduckAdminAuth (req, reply) {
@@ -84,7 +86,7 @@ export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
   const action = { ...quiet, exposeHeadRoute: false }
   admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/offline', handler: offline, ...action })
   admin.route<{ Querystring: WaitQuery }>({ method: ['GET', 'POST'], url: '/online', handler: online, ...action })
-  admin.get('/status', quiet, async () => ({ ...lifecycle.status(), connections: ctx.connections(), ...ctx.extraStatus() }))
+  admin.get('/status', quiet, async () => ctx.status())
   admin.get('/metrics', quiet, async (_req, reply) => {
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(lifecycle, ctx.connections()))
   })

@@ -1,6 +1,5 @@
 import { STATES, type Lifecycle } from '@lameduck/core'
-
-export interface ConnectionStats { open: number, closedWhileDraining: number }
+import type { ConnectionStats } from './connections.ts'
 
 /** Prometheus text exposition of the lifecycle. */
 export function renderMetrics (lifecycle: Lifecycle, connections: ConnectionStats): string {
@@ -23,6 +22,9 @@ export function renderMetrics (lifecycle: Lifecycle, connections: ConnectionStat
     '# HELP lameduck_open_connections Open connections on the application listener.',
     '# TYPE lameduck_open_connections gauge',
     `lameduck_open_connections ${connections.open}`,
+    '# HELP lameduck_upgraded_connections Upgraded connections (WebSocket) open on the application listener.',
+    '# TYPE lameduck_upgraded_connections gauge',
+    `lameduck_upgraded_connections ${connections.upgraded}`,
     '# HELP lameduck_window_seconds The computed propagation window.',
     '# TYPE lameduck_window_seconds gauge',
     `lameduck_window_seconds ${lifecycle.window.totalMs / 1000}`,

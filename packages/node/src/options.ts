@@ -1,7 +1,8 @@
 import { isIP } from 'node:net'
+import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type PropagationWindow, type ReadinessCheck, type Registry, type WindowsInput } from '@lameduck/core'
+import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type StartupStep, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -18,6 +19,18 @@ export interface AdminOptions {
  * drainTimeoutMs, inboundOnly, minDrainMs, checkIntervalMs, connections, ...).
  */
 export type SidecarOptions = Omit<EnvoySidecarOptions, 'envoyAdmin'> & { envoyAdmin: string }
+
+/**
+ * Sidecar coordination as lifecycle steps (e.g. an `envoySidecar()` you built,
+ * or your own): run before registering and after the window; `close` at the end.
+ * `drainTimeoutMs` (default 0) is added to the default shutdownTimeoutMs.
+ */
+export interface SidecarSteps {
+  beforeRegister?: StartupStep[]
+  afterWindow?: DrainStep[]
+  close?(): Promise<void>
+  drainTimeoutMs?: number
+}
 
 export interface LameduckOptions {
   /** Registry app / service name (required). */
@@ -46,8 +59,8 @@ export interface LameduckOptions {
   windows?: WindowsInput
   /** Longest request the service serves; bounds the in-flight wait. Default 30 000. */
   maxRequestMs?: number
-  /** Envoy sidecar coordination. */
-  sidecar?: SidecarOptions | false
+  /** Envoy sidecar coordination: envoySidecar() options, or a steps object. */
+  sidecar?: SidecarOptions | SidecarSteps | false
   /** Admin listener; false disables it. */
   admin?: AdminOptions | false
   /** Signals that run the offline sequence and then close. Default ['SIGTERM', 'SIGINT']; [] or false disables. */
@@ -58,6 +71,18 @@ export interface LameduckOptions {
   earlyOffline?: boolean | { quietMs?: number }
   /** Paths of the probe routes on the app listener; false to not add them. */
   routes?: { ready?: string, live?: string } | false
+}
+
+/** What attach() takes: the lifecycle options plus how to fit the engine into the app. */
+export interface AttachOptions extends LameduckOptions {
+  /** pino-compatible logger (a Fastify `app.log` fits). Default: warnings and errors as JSON lines on stderr. */
+  logger?: Logger
+  /** Answer the probe routes at the raw request level. Default true; false when the framework serves them (see handle.probe()). */
+  serveRoutes?: boolean
+  /** How shutdown() and the signal path close the app once drained. Default: close the server and its connections. */
+  closeApp?: () => Promise<void>
+  /** Ends the process after the signal path: 0 after a clean close, 1 when forced. Default: exit with that code. */
+  terminate?: (code: 0 | 1) => void
 }
 
 export interface ResolvedOptions {
@@ -74,17 +99,29 @@ export interface ResolvedOptions {
   weight: number
   window: PropagationWindow
   maxRequestMs: number
-  sidecar: (SidecarOptions & { drainTimeoutMs: number }) | false
+  sidecar: ResolvedSidecar | false
   admin: Required<Omit<AdminOptions, 'token'>> & { token: string | undefined } | false
   signals: NodeJS.Signals[]
   shutdownTimeoutMs: number
   earlyOffline: { quietMs: number } | false
   routes: { ready: string, live: string } | false
+  logger: Logger | undefined
+  serveRoutes: boolean
+  closeApp: (() => Promise<void>) | undefined
+  terminate: ((code: 0 | 1) => void) | undefined
 }
 
-const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delay', 'readiness', 'readinessTimeoutMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes'])
+/** The sidecar as steps, whichever way it was given. */
+export interface ResolvedSidecar {
+  beforeRegister: StartupStep[]
+  afterWindow: DrainStep[]
+  close(): Promise<void>
+  drainTimeoutMs: number
+}
 
-function type (v: unknown): string {
+const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delay', 'readiness', 'readinessTimeoutMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes', 'logger', 'serveRoutes', 'closeApp', 'terminate'])
+
+export function type (v: unknown): string {
   if (v === null) return 'null'
   if (Array.isArray(v)) return 'an array'
   return typeof v === 'string' ? `'${v}'` : typeof v
@@ -102,7 +139,7 @@ function port (name: string, v: unknown, allowZero: boolean): number {
 }
 
 /** Validates the plugin options once, at register time. Every error names the option and the fix. */
-export function resolveOptions (input: LameduckOptions, suggestedWindows?: WindowsInput): ResolvedOptions {
+export function resolveOptions (input: AttachOptions, suggestedWindows?: WindowsInput): ResolvedOptions {
   if (typeof input !== 'object' || input === null) throw new InvalidOptionError('options', `expected an object, got ${type(input)}`)
   for (const key of Object.keys(input)) {
     if (!KNOWN.has(key)) throw new InvalidOptionError(key, `unknown option; known options are ${[...KNOWN].join(', ')}`)
@@ -132,16 +169,7 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw new InvalidOptionError('weight', `must be a non-negative number (got ${type(weight)})`)
   const window = propagationWindow(o.windows ?? suggestedWindows ?? 'kubernetes')
 
-  let sidecar: ResolvedOptions['sidecar'] = false
-  if (o.sidecar !== undefined && o.sidecar !== false) {
-    const sc = o.sidecar
-    if (typeof sc !== 'object' || sc === null) throw new InvalidOptionError('sidecar', `must be an object like { envoyAdmin: 'http://127.0.0.1:15000' } or false (got ${type(sc)})`)
-    if (typeof sc.envoyAdmin !== 'string' || !URL.canParse(sc.envoyAdmin)) throw new InvalidOptionError('sidecar.envoyAdmin', `must be the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (got ${type(sc.envoyAdmin)})`)
-    const drainTimeoutMs = sc.drainTimeoutMs ?? SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs
-    assertDuration('sidecar.drainTimeoutMs', drainTimeoutMs)
-    // The rest is validated by envoySidecar() at register time.
-    sidecar = { ...sc, drainTimeoutMs }
-  }
+  const sidecar = resolveSidecar(o.sidecar)
 
   let admin: ResolvedOptions['admin'] = false
   if (o.admin !== false) {
@@ -205,6 +233,20 @@ export function resolveOptions (input: LameduckOptions, suggestedWindows?: Windo
     signals,
     shutdownTimeoutMs,
     earlyOffline,
-    routes
+    routes,
+    ...resolveIntegration(o)
   }
+}
+
+/** The options that fit the engine into an app (a framework adapter sets them). */
+function resolveIntegration (o: AttachOptions): Pick<ResolvedOptions, 'logger' | 'serveRoutes' | 'closeApp' | 'terminate'> {
+  const l = o.logger as unknown as Record<string, unknown> | undefined
+  if (l !== undefined && (typeof l !== 'object' || l === null || ['info', 'warn', 'error'].some((m) => typeof l[m] !== 'function'))) {
+    throw new InvalidOptionError('logger', `must be a pino-compatible logger with info(), warn() and error(), e.g. pino() or app.log (got ${type(l)})`)
+  }
+  if (o.serveRoutes !== undefined && typeof o.serveRoutes !== 'boolean') throw new InvalidOptionError('serveRoutes', `must be a boolean (got ${type(o.serveRoutes)})`)
+  for (const name of ['closeApp', 'terminate'] as const) {
+    if (o[name] !== undefined && typeof o[name] !== 'function') throw new InvalidOptionError(name, `must be a function (got ${type(o[name])})`)
+  }
+  return { logger: o.logger, serveRoutes: o.serveRoutes ?? true, closeApp: o.closeApp, terminate: o.terminate }
 }

@@ -1,0 +1,331 @@
+import { EventEmitter } from 'node:events'
+import type { Server } from 'node:net'
+import type { Socket } from 'node:net'
+import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type DrainStep, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
+import { startAdmin, type AdminServer } from './admin.ts'
+import { Connections } from './connections.ts'
+import { defaultHost } from './host.ts'
+import { stderrLogger } from './logger.ts'
+import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
+import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
+import { requestHook, type RequestHook } from './requests.ts'
+import { exitProcess, installSignals } from './signals.ts'
+import { buildStatus } from './status.ts'
+
+/**
+ * Sent when connections that outlive requests should end: `'window'` once the
+ * propagation window is over (no consumer routes here any more), `'closing'`
+ * when the app closes. Close WebSockets with 1001 Going Away and end
+ * server-sent event streams then; the engine never cuts them before.
+ */
+export interface GoingAway { cause: 'window' | 'closing', upgraded: number, inflight: number }
+
+export type HandleEvents = LifecycleEvents & { goingAway: [GoingAway] }
+
+/** What attach() returns (and what `app.lameduck` is in the Fastify plugin). */
+export interface LameduckHandle {
+  readonly state: Lifecycle['state']
+  readonly warming: boolean
+  /** The admin listener's URL, or null when disabled. */
+  readonly adminUrl: string | null
+  readonly lifecycle: Lifecycle
+  /** The probe paths, or false when none are served. */
+  readonly routes: { ready: string, live: string } | false
+  /** Starts (or joins) the offline sequence. */
+  offline(options?: { reason?: string }): Promise<OfflineReport>
+  /** Goes online again from draining or offline. */
+  online(): Promise<void>
+  /** The signal path without a signal: offline sequence, connections go, then the app closes. */
+  shutdown(reason?: string): Promise<void>
+  status(): Record<string, unknown>
+  /** A probe's answer, for a framework serving the routes itself. */
+  probe(kind: ProbeKind): ProbeAnswer
+  on<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
+  off<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
+  /** Detaches from the server: deregisters if registered, stops the admin listener and the signal handlers. */
+  close(): Promise<void>
+}
+
+/** The HTTP servers attach() takes: node:http, node:https, node:http2 (h2c and h2). */
+export type AttachableServer = Server
+
+/** After the drain, give connections this long to go by themselves before closing the rest. */
+const CONNECTIONS_GONE_MS = 1_500
+
+const kAttached = Symbol.for('lameduck.attached')
+
+/**
+ * Attaches the lameduck lifecycle to an HTTP server: connection tracking, the
+ * idle sweep, drain marks, in-flight counting, the probe routes, the admin
+ * listener and the signal path. The lifecycle starts once the server listens.
+ */
+export async function attach (server: AttachableServer, input: AttachOptions): Promise<LameduckHandle> {
+  const options = resolveOptions(input, input?.registry?.windows)
+  if (typeof server !== 'object' || server === null || typeof server.listen !== 'function') {
+    throw new InvalidOptionError('server', 'attach() takes a node:http, node:https or node:http2 server, e.g. attach(http.createServer(app), options)')
+  }
+  if ((server as { [kAttached]?: boolean })[kAttached] === true) {
+    throw new InvalidOptionError('server', 'lameduck is already attached to this server; attach once (close() the first handle to attach again)')
+  }
+  const engine = new Engine(server, options)
+  try {
+    await engine.startAdmin()
+  } catch (err) {
+    await engine.close()
+    throw err
+  }
+  return engine.handle
+}
+
+class Engine {
+  readonly server: Server
+  readonly options: ResolvedOptions
+  readonly log: Logger
+  readonly lifecycle: Lifecycle
+  readonly tracker: ConsumerTracker | undefined
+  readonly connections: Connections
+  readonly requests: RequestHook
+  readonly events = new EventEmitter<{ goingAway: [GoingAway] }>()
+  readonly handle: LameduckHandle
+  admin: AdminServer | null = null
+  broken: Error | null = null
+  #undo: Array<() => void> = []
+  #closed: Promise<void> | null = null
+
+  constructor (server: Server, options: ResolvedOptions) {
+    this.server = server
+    this.options = options
+    this.log = options.logger ?? stderrLogger()
+    const inflight = new InFlightTracker()
+    this.tracker = options.earlyOffline === false
+      ? undefined
+      : new ConsumerTracker({ windowMs: options.window.totalMs, quietMs: options.earlyOffline.quietMs, inflight })
+    this.lifecycle = this.#createLifecycle(inflight)
+    this.connections = new Connections(server, () => LEAVING_STATES.has(this.lifecycle.state))
+    this.requests = requestHook({
+      inflight,
+      tracker: this.tracker,
+      routes: options.routes,
+      serveRoutes: options.serveRoutes,
+      probe: (kind) => this.probe(kind)
+    })
+    ;(server as { [kAttached]?: boolean })[kAttached] = true
+    this.#undo.push(() => { delete (server as { [kAttached]?: boolean })[kAttached] })
+    this.#watchState()
+    this.#interceptEmit()
+    this.#installSignals()
+    this.#startWhenListening()
+    this.handle = this.#createHandle()
+  }
+
+  #createLifecycle (inflight: InFlightTracker): Lifecycle {
+    const o = this.options
+    if (o.window.totalMs + o.maxRequestMs > o.shutdownTimeoutMs) {
+      this.log.warn({ lameduck: { windowMs: o.window.totalMs, maxRequestMs: o.maxRequestMs, shutdownTimeoutMs: o.shutdownTimeoutMs } },
+        'lameduck: window + maxRequestMs exceeds shutdownTimeoutMs: a slow request at the end of a drain would be cut')
+    }
+    // First after the window, before the sidecar drain: Envoy would otherwise wait for the WebSockets the app is about to close.
+    const goingAway: DrainStep = { name: 'going-away signal', run: async () => { this.#goingAway('window') } }
+    return new Lifecycle({
+      registry: o.registry,
+      windows: o.window,
+      delayMs: o.delay,
+      readiness: o.readiness,
+      readinessTimeoutMs: o.readinessTimeoutMs,
+      warmupMs: o.warmup,
+      weight: o.weight,
+      maxRequestMs: o.maxRequestMs,
+      beforeRegister: o.sidecar === false ? [] : o.sidecar.beforeRegister,
+      afterWindow: [goingAway, ...(o.sidecar === false ? [] : o.sidecar.afterWindow)],
+      earlyOffline: this.tracker,
+      inflight,
+      logger: this.log
+    })
+  }
+
+  #goingAway (cause: GoingAway['cause']): void {
+    const event: GoingAway = { cause, upgraded: this.connections.stats().upgraded, inflight: this.lifecycle.inflight.count }
+    this.log.info({ lameduck: { goingAway: event } }, `lameduck: going away (${cause}): ${event.upgraded} upgraded connection(s) and ${event.inflight} request(s) open; the app's 'goingAway' listeners close them`)
+    this.events.emit('goingAway', event)
+  }
+
+  #watchState (): void {
+    const onState: (...args: LifecycleEvents['state']) => void = (change) => {
+      const leaving = LEAVING_STATES.has(change.to)
+      this.requests.mark(leaving ? change.to : null)
+      // Keep-alive clients parked on an idle connection would hold on to this instance past the window.
+      if (leaving) this.connections.sweeper.start(); else this.connections.sweeper.stop()
+      if (change.to === 'closing') this.#goingAway('closing')
+    }
+    const onOffline: (...args: LifecycleEvents['offline']) => void = (report) => {
+      if (report.inflightAtEnd === 0 || report.outcome !== 'offline') return
+      this.log.warn({ lameduck: { inflight: report.inflightAtEnd, maxRequestMs: this.options.maxRequestMs } },
+        `lameduck: maxRequestMs (${this.options.maxRequestMs} ms) reached with ${report.inflightAtEnd} request(s) still in flight; offline without them (they go on until the app closes): ${this.describeInflight()}`)
+    }
+    this.lifecycle.on('state', onState)
+    this.lifecycle.on('offline', onOffline)
+    this.#undo.push(() => { this.lifecycle.off('state', onState); this.lifecycle.off('offline', onOffline) })
+  }
+
+  /** Names the requests in flight (method, URL, age), e.g. for what a bound cut. */
+  describeInflight (): string {
+    const now = Date.now()
+    const list = this.requests.inflightRequests()
+    const shown = list.slice(0, 10).map(([r, at]) => `${r.method ?? '?'} ${r.url ?? '?'} (open ${now - at} ms)`)
+    return shown.join(', ') + (list.length > 10 ? `, and ${list.length - 10} more` : '')
+  }
+
+  /**
+   * One hook on the server's emit, not a listener: it runs before any listener
+   * (so a probe route is answered without the app), and it sees 'upgrade'
+   * without adding a listener (which would change what Node does with upgrades).
+   */
+  #interceptEmit (): void {
+    const server = this.server
+    const own = Object.hasOwn(server, 'emit')
+    const original = server.emit
+    const { onRequest } = this.requests
+    const connections = this.connections
+    function lameduckEmit (this: Server, event: string | symbol): boolean {
+      if (event === 'request') {
+        if (onRequest(arguments[1], arguments[2])) return true
+      } else if (event === 'upgrade') {
+        connections.upgrade(arguments[2] as Socket)
+      }
+      return original.apply(this, arguments as unknown as Parameters<Server['emit']>)
+    }
+    server.emit = lameduckEmit as Server['emit']
+    this.#undo.push(() => {
+      if (server.emit !== lameduckEmit) return
+      if (own) server.emit = original; else delete (server as { emit?: unknown }).emit
+    })
+  }
+
+  #installSignals (): void {
+    const o = this.options
+    const uninstall = installSignals({
+      lifecycle: this.lifecycle,
+      logger: this.log,
+      signals: o.signals,
+      shutdownTimeoutMs: o.shutdownTimeoutMs,
+      connections: this.connections,
+      close: () => this.closeAfterDrain(),
+      inflightDescription: () => this.describeInflight(),
+      terminate: o.terminate ?? exitProcess(this.log)
+    })
+    this.#undo.push(uninstall)
+  }
+
+  #startWhenListening (): void {
+    const start = (): void => {
+      if (this.lifecycle.state !== 'starting') return
+      const base = instanceBase(this.server, this.options)
+      this.lifecycle.start(base).catch((err: Error) => {
+        this.broken = err
+        this.log.error({ err, lameduck: { state: this.lifecycle.state } }, `lameduck: startup failed, not registering (/health/live now 503): ${err.message}`)
+      })
+    }
+    const onClose = (): void => { this.close().catch(() => {}) }
+    if (this.server.listening) queueMicrotask(start); else this.server.on('listening', start)
+    this.server.once('close', onClose)
+    this.#undo.push(() => { this.server.off('listening', start); this.server.off('close', onClose) })
+  }
+
+  async startAdmin (): Promise<void> {
+    if (this.options.admin === false) return
+    this.admin = await startAdmin({
+      ...this.options.admin,
+      lifecycle: this.lifecycle,
+      logger: this.log,
+      connections: () => this.connections.stats(),
+      status: () => this.status()
+    })
+  }
+
+  probe (kind: ProbeKind): ProbeAnswer {
+    return probeAnswer(this.lifecycle, kind, this.broken)
+  }
+
+  status (): Record<string, unknown> {
+    return buildStatus({
+      lifecycle: this.lifecycle,
+      connections: () => this.connections.stats(),
+      tracker: this.tracker,
+      broken: () => this.broken,
+      shutdownTimeoutMs: this.options.shutdownTimeoutMs,
+      adminUrl: () => this.admin?.url ?? null
+    })
+  }
+
+  /** After the offline sequence: connections go by themselves (bounded), the rest are closed with the app. */
+  async closeAfterDrain (): Promise<void> {
+    await this.connections.gone(CONNECTIONS_GONE_MS)
+    const upgraded = this.connections.upgraded.size
+    if (upgraded > 0) {
+      this.log.warn({ lameduck: { upgraded } }, `lameduck: ${upgraded} upgraded connection(s) still open ${CONNECTIONS_GONE_MS} ms after 'goingAway' (closing); destroying them (close them with 1001 Going Away on 'goingAway')`)
+      for (const socket of this.connections.upgraded) socket.destroy()
+    }
+    await (this.options.closeApp ?? (() => closeServer(this.server, this.connections)))()
+  }
+
+  close (): Promise<void> {
+    this.#closed ??= this.#close()
+    return this.#closed
+  }
+
+  async #close (): Promise<void> {
+    this.lifecycle.beginClose('closed') // while still listening: drain marks and the 'closing' goingAway
+    this.connections.detach()
+    for (const undo of this.#undo.splice(0).reverse()) undo()
+    await this.admin?.close()
+    await this.lifecycle.stopped('closed')
+    if (this.options.sidecar !== false) await this.options.sidecar.close()
+  }
+
+  #createHandle (): LameduckHandle {
+    const { lifecycle, events } = this
+    const engine = this
+    const handle: LameduckHandle = {
+      get state () { return lifecycle.state },
+      get warming () { return lifecycle.warming },
+      get adminUrl () { return engine.admin?.url ?? null },
+      lifecycle,
+      routes: this.options.routes,
+      offline: (opts) => lifecycle.offline(opts?.reason ?? 'api'),
+      online: () => lifecycle.online('api'),
+      shutdown: async (reason = 'shutdown()') => { await lifecycle.shutdown(reason); await engine.closeAfterDrain() },
+      status: () => engine.status(),
+      probe: (kind) => engine.probe(kind),
+      on (event, listener) {
+        if (event === 'goingAway') events.on('goingAway', listener as (e: GoingAway) => void)
+        else lifecycle.on(event, listener as never)
+        return handle
+      },
+      off (event, listener) {
+        if (event === 'goingAway') events.off('goingAway', listener as (e: GoingAway) => void)
+        else lifecycle.off(event, listener as never)
+        return handle
+      },
+      close: () => engine.close()
+    }
+    return handle
+  }
+}
+
+/** The default closeApp: stop accepting, close idle connections; busy ones close after their response. */
+function closeServer (server: Server, connections: Connections): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) { resolve(); return }
+    server.close(() => resolve())
+    connections.closeIdle()
+  })
+}
+
+function instanceBase (server: Server, options: ResolvedOptions) {
+  const address = server.address()
+  const listenPort = typeof address === 'object' && address !== null ? address.port : undefined
+  const port = options.port ?? listenPort
+  if (port === undefined) throw new Error('lameduck: cannot tell the listening port; set the port option')
+  const host = options.host ?? defaultHost()
+  return { id: options.instanceId ?? `${host}:${options.service}:${port}`, service: options.service, host, port, metadata: options.metadata }
+}

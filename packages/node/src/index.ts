@@ -1,0 +1,12 @@
+/**
+ * @lameduck/node: the HTTP drain engine. attach(server, options) gives any
+ * node:http, node:https or node:http2 server lossless online/offline: delayed
+ * registration, probe routes, the admin listener, drain marks, the idle sweep
+ * and the signal path. See the package README.
+ */
+export { attach } from './attach.ts'
+export type { AttachableServer, GoingAway, HandleEvents, LameduckHandle } from './attach.ts'
+export type { ConnectionStats } from './connections.ts'
+export type { ProbeAnswer, ProbeKind } from './probes.ts'
+export type { AttachOptions, LameduckOptions, AdminOptions, SidecarOptions, SidecarSteps } from './options.ts'
+export { CONSUMER_HEADER, STATE_HEADER } from '@lameduck/core'

@@ -1,0 +1,112 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import { CONSUMER_HEADER, STATE_HEADER, type ConsumerTracker, type InFlightTracker } from '@lameduck/core'
+import { kBusy, kUsed } from './idle-sweeper.ts'
+import { closeGracefully, type Connection } from './connections.ts'
+import type { ProbeAnswer, ProbeKind } from './probes.ts'
+
+type Req = IncomingMessage | Http2ServerRequest
+type Res = ServerResponse | Http2ServerResponse
+
+export interface RequestHookContext {
+  inflight: InFlightTracker
+  tracker: ConsumerTracker | undefined
+  routes: { ready: string, live: string } | false
+  /** Answer the probe routes here (false: the framework serves them). */
+  serveRoutes: boolean
+  probe: (kind: ProbeKind) => ProbeAnswer
+}
+
+export interface RequestHook {
+  /** Per request; true when it answered the request itself (a probe route). */
+  onRequest(req: Req, res: Res): boolean
+  /** The state to announce on responses (draining, offline, ...), or null while serving. */
+  mark(state: string | null): void
+  /** Requests in flight now with their start time, for logs that name what a bound cut. */
+  inflightRequests(): Array<[Req, number]>
+}
+
+/** The connection a request travels on: the HTTP/2 session, or the HTTP/1 socket (TLS or plain). */
+function connectionOf (req: Req): Connection {
+  return (req.httpVersionMajor === 2 ? (req as Http2ServerRequest).stream.session : req.socket) as Connection
+}
+
+/**
+ * Per-request work, kept to counters on the hot path: in-flight, the
+ * connection's busy count and stamp, and while draining the drain marks.
+ * HTTP/1 gets `connection: close` on the last request read on its socket (so
+ * pipelined requests already read all get their answer); HTTP/2 gets a
+ * graceful GOAWAY once its session has nothing in flight (a `connection`
+ * header is invalid there).
+ */
+export function requestHook (ctx: RequestHookContext): RequestHook {
+  const { inflight, tracker } = ctx
+  const live = new Map<Req, number>()
+  let marking: string | null = null
+  const probePaths = ctx.serveRoutes && ctx.routes !== false ? ctx.routes : null
+  const untracked = ctx.routes === false ? [] : [ctx.routes.ready, ctx.routes.live]
+
+  function endRequest (this: Res): void {
+    inflight.end()
+    const req = this.req as Req
+    live.delete(req)
+    const c = connectionOf(req)
+    if (c === null || c === undefined) return
+    c[kBusy]!--
+    // HTTP/2's `connection: close`: once the session is idle, GOAWAY (NO_ERROR); streams in flight complete.
+    if (marking !== null && c[kBusy] === 0 && req.httpVersionMajor === 2) closeGracefully(c)
+  }
+
+  function markLast (req: Req, res: Res, c: Connection): void {
+    const stamp = c[kUsed]
+    const writeHead = res.writeHead as (...args: unknown[]) => unknown
+    res.writeHead = function lameduckWriteHead (this: ServerResponse, ...args: unknown[]) {
+      // Only the last request read on this socket closes it: earlier pipelined ones keep it open for the rest.
+      if (c[kUsed] === stamp && !this.headersSent) this.setHeader('connection', 'close')
+      return writeHead.apply(this, args)
+    } as typeof res.writeHead
+  }
+
+  function answerProbe (req: Req, res: Res, kind: ProbeKind): true {
+    const { statusCode, body } = ctx.probe(kind)
+    const json = JSON.stringify(body)
+    res.statusCode = statusCode
+    res.setHeader('content-type', 'application/json; charset=utf-8')
+    res.setHeader('content-length', Buffer.byteLength(json))
+    if (req.method === 'HEAD') res.end(); else res.end(json)
+    return true
+  }
+
+  function onRequest (req: Req, res: Res): boolean {
+    inflight.start()
+    live.set(req, Date.now())
+    const c = connectionOf(req)
+    c[kBusy] = (c[kBusy] ?? 0) + 1
+    c[kUsed] = inflight.total
+    res.on('close', endRequest)
+    if (marking !== null) {
+      res.setHeader(STATE_HEADER, marking)
+      if (req.httpVersionMajor !== 2) markLast(req, res, c)
+    }
+    const url = req.url ?? ''
+    if (tracker !== undefined && !untracked.includes(url)) {
+      const consumer = req.headers[CONSUMER_HEADER]
+      const id = typeof consumer === 'string' ? consumer : undefined
+      tracker.seen(id)
+      if (marking !== null) tracker.told(id)
+    }
+    if (probePaths !== null && (req.method === 'GET' || req.method === 'HEAD')) {
+      const q = url.indexOf('?')
+      const path = q === -1 ? url : url.slice(0, q)
+      if (path === probePaths.ready) return answerProbe(req, res, 'ready')
+      if (path === probePaths.live) return answerProbe(req, res, 'live')
+    }
+    return false
+  }
+
+  return {
+    onRequest,
+    mark (state) { marking = state },
+    inflightRequests: () => [...live]
+  }
+}

@@ -1,0 +1,106 @@
+import type { Lifecycle, Logger } from '@lameduck/core'
+import type { Connections } from './connections.ts'
+
+export interface SignalContext {
+  lifecycle: Lifecycle
+  logger: Logger
+  signals: NodeJS.Signals[]
+  shutdownTimeoutMs: number
+  connections: Connections
+  /** What runs after the offline sequence: let connections go, then close the app. */
+  close: () => Promise<void>
+  /** Describes the requests in flight, for the log of what a forced exit cut. */
+  inflightDescription: () => string
+  /** 0 after a clean close, 1 when forced. */
+  terminate: (code: 0 | 1) => void
+}
+
+/**
+ * The default end of the process. Installing a signal handler replaces Node's
+ * own "exit on SIGTERM", so the signal path owns the exit: forced → exit 1 now;
+ * clean → let the event loop end by itself, and exit anyway 1 s later if
+ * something (a DB pool, a timer) keeps it busy, rather than hang until SIGKILL.
+ */
+export function exitProcess (logger: Logger): (code: 0 | 1) => void {
+  return (code) => {
+    if (code === 1) process.exit(1)
+    setTimeout(() => {
+      logger.warn({}, 'lameduck: the event loop is still busy 1 s after close; exiting anyway')
+      process.exit()
+    }, 1_000).unref()
+  }
+}
+
+/**
+ * Installs the signal handlers. The first signal runs the offline sequence (or
+ * lets a running one finish: kubelet sends SIGTERM as soon as the preStop hook
+ * returns) and closes the app, bounded by shutdownTimeoutMs; a second signal
+ * forces exit. Returns the uninstaller.
+ */
+export function installSignals (ctx: SignalContext): () => void {
+  const { lifecycle, logger: log } = ctx
+  let received: NodeJS.Signals | null = null
+  let ended = false
+  const handlers = new Map<NodeJS.Signals, () => void>()
+  const removeHandlers = (): void => {
+    for (const [signal, handler] of handlers) process.off(signal, handler)
+    handlers.clear()
+  }
+  const end = (code: 0 | 1): void => {
+    if (ended) return
+    ended = true
+    removeHandlers()
+    ctx.terminate(code)
+  }
+
+  function forceExit (why: string): void {
+    const drain = lifecycle.drain
+    const now = lifecycle.clock.now()
+    const stats = ctx.connections.stats()
+    const cut = {
+      state: lifecycle.state,
+      phase: drain?.phase ?? null,
+      windowRemainingMs: drain ? Math.max(0, drain.windowEndsAt - now) : 0,
+      inflight: lifecycle.inflight.count,
+      openConnections: stats.open + stats.upgraded
+    }
+    const requests = cut.inflight > 0 ? `; cut: ${ctx.inflightDescription()}` : ''
+    log.error({ lameduck: { cut } }, `lameduck: ${why}; exiting now and cutting: ${cut.inflight} request(s) in flight, ${cut.openConnections} open connection(s), ${cut.windowRemainingMs} ms of window left (state ${cut.state}${cut.phase ? `, phase ${cut.phase}` : ''})${requests}`)
+    ctx.connections.destroyAll()
+    end(1)
+  }
+
+  async function onSignal (signal: NodeJS.Signals): Promise<void> {
+    if (received !== null) {
+      forceExit(`second signal ${signal} after ${received}`)
+      return
+    }
+    received = signal
+    const started = Date.now()
+    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: running the offline sequence, then closing (bound ${ctx.shutdownTimeoutMs} ms)`)
+    const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
+    let code: 0 | 1 = 0
+    try {
+      await lifecycle.shutdown(signal)
+      await ctx.close()
+    } catch (err) {
+      log.error({ err }, 'lameduck: error while shutting down')
+      code = 1
+    } finally {
+      clearTimeout(bound)
+    }
+    if (ended) return
+    log.info({ lameduck: { signal, ms: Date.now() - started } }, `lameduck: stopped ${Date.now() - started} ms after ${signal}`)
+    end(code)
+  }
+
+  for (const signal of ctx.signals) {
+    const handler = (): void => { onSignal(signal).catch(() => {}) }
+    handlers.set(signal, handler)
+    process.on(signal, handler)
+  }
+  return () => {
+    // Keep the handlers while a signal-driven shutdown is running: a second signal must still force exit.
+    if (received === null) removeHandlers()
+  }
+}

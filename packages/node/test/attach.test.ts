@@ -1,0 +1,124 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { Client, request } from 'undici'
+import { memoryRegistry, silentLogger, type StartupStep, type DrainStep } from '@lameduck/core'
+import { attach } from '@lameduck/node'
+import { appHandler, startServer, stop, until } from './helpers.ts'
+
+test('node:http: probes answered at the raw request level, never reaching the app; registers once ready', async (t) => {
+  let dbUp = false
+  const s = await startServer({ readiness: [async () => dbUp], readinessTimeoutMs: 10_000 })
+  t.after(() => stop(s))
+  const before = await request(`${s.url}/health/ready`)
+  assert.equal(before.statusCode, 503)
+  assert.deepEqual(await before.body.json(), { state: 'waiting' })
+  assert.equal((await request(`${s.url}/health/live?probe=1`)).statusCode, 200, 'a query string does not hide the route')
+  dbUp = true
+  await until(async () => (await request(`${s.url}/health/ready`)).statusCode === 200, 'ready')
+  assert.equal(s.registry.registered('orders').length, 1)
+  const head = await request(`${s.url}/health/ready`, { method: 'HEAD' })
+  assert.equal(head.statusCode, 200)
+  assert.deepEqual(s.seen, [], 'the app never saw a probe')
+  assert.equal((await request(`${s.url}/hello`)).statusCode, 200)
+  assert.deepEqual(s.seen, ['/hello'])
+})
+
+test('node:http: offline keeps serving with the drain marks, closes the idle keep-alive connection, drains in flight', async (t) => {
+  const s = await startServer({ windows: { clientFetchMs: 1_200 }, maxRequestMs: 5_000 })
+  t.after(() => stop(s))
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const client = new Client(s.url, { keepAliveTimeout: 60_000 })
+  t.after(() => client.close())
+  let disconnects = 0
+  client.on('disconnect', () => { disconnects++ })
+  await (await client.request({ path: '/hello', method: 'GET' })).body.dump()
+  const slow = request(`${s.url}/slow?ms=700`)
+  await until(() => s.lameduck.lifecycle.inflight.count === 1, 'the slow request in flight')
+  const offline = s.lameduck.offline({ reason: 'test' })
+  await until(() => s.registry.registered('orders').length === 0, 'deregistered')
+  await until(() => disconnects === 1, 'the idle keep-alive connection to be closed')
+  const during = await request(`${s.url}/hello`)
+  assert.equal(during.statusCode, 200)
+  assert.equal(during.headers.connection, 'close')
+  assert.equal(during.headers['x-lameduck-state'], 'draining')
+  await during.body.dump()
+  assert.equal((await request(`${s.url}/health/ready`)).statusCode, 503)
+  assert.equal((await slow).statusCode, 200)
+  const report = await offline
+  assert.equal(report.outcome, 'offline')
+  assert.equal(s.lameduck.state, 'offline')
+  const status = s.lameduck.status() as { connections: { open: number, upgraded: number, closedWhileDraining: number }, adminUrl: string }
+  assert.ok(status.connections.closedWhileDraining >= 2)
+  assert.equal(status.adminUrl, s.admin)
+  const admin = await (await request(`${s.admin}/status`)).body.json() as Record<string, unknown>
+  assert.deepEqual(Object.keys(admin).sort(), Object.keys(status).sort(), 'one status document for the admin and the handle')
+})
+
+test('attach twice fails before starting a second admin listener; close() detaches and allows attaching again', async (t) => {
+  const server = createServer(appHandler())
+  const options = { service: 'x', signals: false as const, admin: { port: 0 }, logger: silentLogger }
+  const first = await attach(server, options)
+  await assert.rejects(attach(server, options), (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && /already attached/.test(err.message))
+  await first.close()
+  assert.equal(Object.hasOwn(server, 'emit'), false, 'emit restored')
+  const second = await attach(server, options)
+  t.after(() => second.close())
+  assert.equal(first.state, 'stopped')
+})
+
+test('attach to a server already listening starts the lifecycle at once', async (t) => {
+  const server = createServer(appHandler())
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const registry = memoryRegistry()
+  const lameduck = await attach(server, { service: 'x', host: '127.0.0.1', registry, signals: false, admin: false, warmup: 0, logger: silentLogger })
+  t.after(async () => { server.close(); await lameduck.close() })
+  await until(() => lameduck.state === 'serving', 'serving')
+  assert.equal(registry.registered('x')[0]?.port, (server.address() as { port: number }).port)
+})
+
+test('the signal path with an injected terminate: offline sequence, connections go, server closed, terminate(0)', async (t) => {
+  const codes: number[] = []
+  const listeners = process.listenerCount('SIGUSR2')
+  const s = await startServer({ signals: ['SIGUSR2'], terminate: (code) => { codes.push(code) } })
+  t.after(() => s.lameduck.close())
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const states: string[] = []
+  s.lameduck.on('state', (c) => states.push(c.to))
+  const slow = request(`${s.url}/slow?ms=400`)
+  await until(() => s.lameduck.lifecycle.inflight.count === 1, 'in flight')
+  process.kill(process.pid, 'SIGUSR2')
+  assert.equal((await slow).statusCode, 200, 'the request in flight completes')
+  await until(() => codes.length === 1, 'terminate')
+  assert.deepEqual(codes, [0])
+  assert.deepEqual(states, ['draining', 'offline', 'closing', 'stopped'])
+  assert.equal(s.server.listening, false)
+  assert.equal(process.listenerCount('SIGUSR2'), listeners, 'handlers removed once done')
+})
+
+test('sidecar as a steps object: beforeRegister before registering, afterWindow after the window, close at the end', async (t) => {
+  const order: string[] = []
+  const registry = memoryRegistry()
+  const before: StartupStep = { name: 'ready', run: async () => { order.push(`before:${registry.registered('orders').length}`) } }
+  const after: DrainStep = { name: 'drain', run: async () => { order.push('after') } }
+  const s = await startServer({ registry, sidecar: { beforeRegister: [before], afterWindow: [after], close: async () => { order.push('close') } } })
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  s.lameduck.on('goingAway', (e) => order.push(`goingAway:${e.cause}`))
+  await s.lameduck.offline()
+  await stop(s)
+  assert.deepEqual(order, ['before:0', 'goingAway:window', 'after', 'goingAway:closing', 'close'])
+})
+
+test('invalid options name the option: logger, serveRoutes, terminate, sidecar steps, the server', async () => {
+  const server = createServer()
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ logger: console.log }, /^logger: must be a pino-compatible logger/],
+    [{ serveRoutes: 'yes' }, /^serveRoutes: must be a boolean/],
+    [{ terminate: 1 }, /^terminate: must be a function/],
+    [{ sidecar: { afterWindow: [{}] } }, /^sidecar\.afterWindow: must be an array of \{ name, run\(ctx\) \} steps/]
+  ]
+  for (const [extra, message] of cases) {
+    await assert.rejects(attach(server, { service: 'x', signals: false, admin: false, ...extra } as never), (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && message.test(err.message))
+  }
+  await assert.rejects(attach({} as never, { service: 'x' }), /server: attach\(\) takes a node:http/)
+})
