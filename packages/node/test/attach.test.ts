@@ -79,21 +79,21 @@ test('attach to a server already listening starts the lifecycle at once', async 
 
 test('the signal path with an injected terminate: offline sequence, connections go, server closed, terminate(0)', async (t) => {
   const codes: number[] = []
-  const listeners = process.listenerCount('SIGUSR2')
-  const s = await startServer({ signals: ['SIGUSR2'], terminate: (code) => { codes.push(code) } })
+  const listeners = process.listenerCount('SIGWINCH')
+  const s = await startServer({ signals: ['SIGWINCH'], terminate: (code) => { codes.push(code) } })
   t.after(() => s.lameduck.close())
   await until(() => s.lameduck.state === 'serving', 'serving')
   const states: string[] = []
   s.lameduck.on('state', (c) => states.push(c.to))
   const slow = request(`${s.url}/slow?ms=400`)
   await until(() => s.lameduck.lifecycle.inflight.count === 1, 'in flight')
-  process.kill(process.pid, 'SIGUSR2')
+  process.kill(process.pid, 'SIGWINCH')
   assert.equal((await slow).statusCode, 200, 'the request in flight completes')
   await until(() => codes.length === 1, 'terminate')
   assert.deepEqual(codes, [0])
   assert.deepEqual(states, ['draining', 'offline', 'closing', 'stopped'])
   assert.equal(s.server.listening, false)
-  assert.equal(process.listenerCount('SIGUSR2'), listeners, 'handlers removed once done')
+  assert.equal(process.listenerCount('SIGWINCH'), listeners, 'handlers removed once done')
 })
 
 test('sidecar as a steps object: beforeRegister before registering, afterWindow after the window, close at the end', async (t) => {
