@@ -1,6 +1,6 @@
 // Envoy admin API client over undici. Every failure becomes an EnvoyAdminError with a
 // stable code and the URL it concerned; parsing is left to the pure parsers.
-import { sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
+import { redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
 import { Agent, request, type Dispatcher } from 'undici'
 import { CONNECTION_STATS_PATHS, countConnections, type ConnectionCount, type ConnectionCountMethod } from './count-connections.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
@@ -71,15 +71,27 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED'])
 
 export class EnvoyAdmin {
+  /** The admin base URL as it may be shown (messages, logs, describe()): userinfo redacted. */
   readonly url: string
   readonly timeoutMs: number
   readonly connections: Omit<ConnectionCountOptions, 'signal'> & { method: ConnectionCountMethod }
   #dispatcher: Dispatcher
   #ownDispatcher: boolean
   #log: Logger
+  /** Where requests go: the URL without userinfo, which undici would drop silently. */
+  #target: string
+  /** `authorization: Basic` from the URL's userinfo (an admin port behind an authenticating proxy). */
+  #headers: Record<string, string>
 
   constructor (options: EnvoyAdminOptions = {}) {
-    this.url = adminUrl('envoyAdmin.url', options.url)
+    const target = new URL(adminUrl('envoyAdmin.url', options.url))
+    this.#headers = target.username === '' && target.password === ''
+      ? {}
+      : { authorization: `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` }
+    target.username = ''
+    target.password = ''
+    this.#target = target.href.replace(/\/+$/, '')
+    this.url = redactUrl(adminUrl('envoyAdmin.url', options.url))
     this.timeoutMs = duration('envoyAdmin.timeoutMs', options.timeoutMs, 2000, { positive: true })
     const c = options.connections ?? {}
     this.connections = {
@@ -109,18 +121,19 @@ export class EnvoyAdmin {
     let headers: AdminResponse['headers']
     let body: string
     try {
-      const res = await request(url, { method: method as Dispatcher.HttpMethod, dispatcher: this.#dispatcher, signal })
+      const res = await request(this.#target + path, { method: method as Dispatcher.HttpMethod, headers: this.#headers, dispatcher: this.#dispatcher, signal })
       statusCode = res.statusCode
       headers = res.headers
       body = await readCapped(res.body, details)
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason
       if (err instanceof EnvoyAdminError) throw err
+      redactError(err) // kept as the cause
       if (timeout.aborted) {
         throw new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy admin did not answer within ${options.timeoutMs ?? this.timeoutMs} ms`, details, { cause: err })
       }
       const code = errorCode(err)
-      const message = err instanceof Error ? err.message : String(err)
+      const message = redactText(err instanceof Error ? err.message : String(err))
       if (UNREACHABLE_CODES.has(code)) {
         throw new EnvoyAdminError(ENVOY_ERROR_CODES.UNREACHABLE, `Envoy admin unreachable: ${message.includes(code) ? message : `${code} ${message}`}`, details, { cause: err })
       }
@@ -130,7 +143,7 @@ export class EnvoyAdmin {
     this.#log.debug({ envoy: { method, url, statusCode, ms: Date.now() - started } }, 'envoy admin request')
     const ok = options.ok ?? ((s: number) => s >= 200 && s < 300)
     if (!ok(statusCode)) {
-      const snippet = body.slice(0, 512)
+      const snippet = redactText(body.slice(0, 512))
       const withStatus = { ...details, statusCode, body: snippet }
       const shown = snippet.trim().split('\n')[0]?.slice(0, 120) ?? ''
       if (statusCode === 405) {
