@@ -10,12 +10,17 @@ import { EXIT } from '../src/command.ts'
 import { main } from '../src/main.ts'
 import { Capture, runCommand, startApp, until } from './helpers.ts'
 
-/** An admin listener that answers /offline?wait=true with `report` and /status with offline. */
+/** An admin listener that answers /offline?wait=true with `report`, and /status with serving until then. */
 async function adminAnswering (report: Record<string, unknown>): Promise<{ server: Server, url: string }> {
+  let state = 'serving'
   const server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json')
-    if (req.url?.startsWith('/offline')) res.end(JSON.stringify({ state: 'offline', report, connections: { closedWhileDraining: 0 } }))
-    else res.end(JSON.stringify({ state: 'offline' }))
+    if (req.url?.startsWith('/offline')) {
+      state = 'offline'
+      res.end(JSON.stringify({ state, report, connections: { closedWhileDraining: 0 } }))
+    } else {
+      res.end(JSON.stringify({ state }))
+    }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }

@@ -101,7 +101,8 @@ async function run (ctx: CommandContext): Promise<number> {
   }
 
   if (!progress.tty) say(`taking the app offline: POST ${offlineUrl.href}`)
-  // A report that ended before this request was sent is an earlier drain's: the app was already offline.
+  // Already offline before this hook? /status says so; a report that ended before the POST is an earlier drain's too.
+  const wasOffline = await call(agent, statusUrl, { token, signal, timeoutMs: 2_000 }).then((a) => a.json?.state === 'offline', () => false)
   const sentAt = Date.now()
   const poller = poll()
   let answer: HttpAnswer
@@ -138,7 +139,7 @@ async function run (ctx: CommandContext): Promise<number> {
         for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
         // A shutdown that joined the drain may already have moved the app on to 'closing'.
         if (state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped') {
-          const earlier = typeof report.endedAt === 'number' && report.endedAt < sentAt
+          const earlier = typeof report.endedAt === 'number' && (wasOffline || report.endedAt < sentAt)
           const line = earlier ? alreadyOfflineLine(report, sentAt) : offlineLine(report, res.json?.connections)
           if (report.deregistration === 'unconfirmed') {
             return fail(EXIT.UNCONFIRMED, `${line}; but the registry never confirmed the deregistration: consumers may still route to this app. The app keeps retrying; check the registry and ${statusUrl.href}`)
