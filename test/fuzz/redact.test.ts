@@ -5,6 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { isSecretName, redactError, redactText, redactValue } from '@lameduck/core'
+import { redactCounted } from '../../packages/core/src/redact.ts'
 import { forAll, seedFromEnv, type Random } from './prng.ts'
 
 const SAFE = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
@@ -60,4 +61,19 @@ test('text without secrets is left as it is', () => {
   for (const text of plain) assert.equal(redactText(text), text)
   for (const name of ['username', 'host', 'port', 'serverList', 'endpoint', 'namespace']) assert.equal(isSecretName(name), false, name)
   for (const name of NAMES) assert.equal(isSecretName(name), true, name)
+})
+
+test('hostile 480 KB text costs linear work: counted characters scanned and key matches, not time', () => {
+  const units = ['a=', 'x=password=', 'token=//=', 'password=***=', '://', 'http://a@', 'Bearer ', '"password":"', "pwd='a", 'token: ', '?token', '=', ':', ' ']
+  forAll('linear redaction', seedFromEnv(1335), 30, (r) => r.bool(0.5) ? r.pick(units) : r.array(2, 4, () => r.pick(units)).join(''), (unit) => {
+    const work = (size: number): number => {
+      const meter = { steps: 0 }
+      redactCounted(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), meter)
+      return meter.steps
+    }
+    const small = work(120 * 1024)
+    const large = work(480 * 1024)
+    assert.ok(large <= 4 * 480 * 1024, `${large} steps for 480 KB`)
+    assert.ok(large <= 4 * small + 64, `${small} steps for 120 KB, ${large} for 480 KB: not linear`)
+  })
 })

@@ -29,18 +29,28 @@ const VALUE_END = new Set([...' \t\r\n\f\v&#;,?"\'<>})'].map((c) => c.charCodeAt
 
 /** `text` with URL userinfo, secret-like parameter values and bearer/basic credentials replaced by ***. */
 export function redactText (text: string): string {
-  if (typeof text !== 'string' || text === '') return text
-  let out = redactUserinfo(text)
-  out = out.replace(AUTH_SCHEME, (_m, scheme: string, space: string) => `${scheme}${space}${REDACTED}`)
-  return redactPairs(out)
+  return redactCounted(text, { steps: 0 })
 }
 
-function redactPairs (text: string): string {
+/** Counts the work: characters scanned by hand plus key matches (each a bounded amount of regex work). */
+export interface RedactMeter { steps: number }
+
+/** redactText with its work counted, for tests that check it stays linear on hostile input. */
+export function redactCounted (text: string, meter: RedactMeter): string {
+  if (typeof text !== 'string' || text === '') return text
+  let out = redactUserinfo(text, meter)
+  out = out.replace(AUTH_SCHEME, (_m, scheme: string, space: string) => { meter.steps++; return `${scheme}${space}${REDACTED}` })
+  return redactPairs(out, meter)
+}
+
+function redactPairs (text: string, meter: RedactMeter): string {
   let out = ''
   let copied = 0
   KEY.lastIndex = 0
   for (let m = KEY.exec(text); m !== null; m = KEY.exec(text)) {
-    const name = m[2]!
+    meter.steps++
+    // The name first: only a secret's value is scanned (and skipped), so the work stays linear.
+    if (!isSecretName(m[2]!)) continue
     const quote = m[4]!
     const start = m.index + m[0].length
     let end = start
@@ -49,12 +59,14 @@ function redactPairs (text: string): string {
     } else {
       while (end < text.length && !VALUE_END.has(text.charCodeAt(end))) end++
     }
+    meter.steps += end - start
     const value = text.slice(start, end)
+    // A scanned value is never scanned again: linear however the pairs nest.
+    KEY.lastIndex = Math.max(KEY.lastIndex, end)
     // `password: Bearer ***` is done already; `http://...` after `name:` is a URL, not a value.
-    if (value === '' || !isSecretName(name) || value === REDACTED || AUTH_SCHEME_NAME.test(value) || value.startsWith('//')) continue
+    if (value === '' || value === REDACTED || AUTH_SCHEME_NAME.test(value) || value.startsWith('//')) continue
     out += text.slice(copied, start) + REDACTED
     copied = end
-    KEY.lastIndex = end
   }
   return copied === 0 ? text : out + text.slice(copied)
 }
@@ -65,7 +77,7 @@ export function redactUrl (url: string | URL): string {
 }
 
 /** `scheme://user:pass@host` → `scheme://***@host`, for every URL in the text. */
-function redactUserinfo (text: string): string {
+function redactUserinfo (text: string, meter: RedactMeter): string {
   let out = ''
   let copied = 0
   let from = 0
@@ -81,6 +93,7 @@ function redactUserinfo (text: string): string {
       if (c === 0x2f || c === 0x3f || c === 0x23 || c === 0x22 || c === 0x27 || c === 0x3c || c === 0x3e || c <= 0x20) break
       if (c === 0x40) at = end
     }
+    meter.steps += end - start + 1
     if (at > start) {
       out += text.slice(copied, start) + REDACTED
       copied = at
