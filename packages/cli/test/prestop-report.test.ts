@@ -11,12 +11,12 @@ import { main } from '../src/main.ts'
 import { Capture, runCommand, startApp, until } from './helpers.ts'
 
 /** An admin listener that answers /offline?wait=true with `report`, and /status with serving until then. */
-async function adminAnswering (report: Record<string, unknown>): Promise<{ server: Server, url: string }> {
+async function adminAnswering (report: Record<string, unknown>, after = 'offline'): Promise<{ server: Server, url: string }> {
   let state = 'serving'
   const server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json')
     if (req.url?.startsWith('/offline')) {
-      state = 'offline'
+      state = after
       res.end(JSON.stringify({ state, report, connections: { closedWhileDraining: 0 } }))
     } else {
       res.end(JSON.stringify({ state }))
@@ -38,6 +38,13 @@ test('prestop: an unconfirmed deregistration is its own exit code (5), and says 
   assert.equal(EXIT.UNCONFIRMED, 5)
   assert.match(run.stdout, /problem: deregister: registry unreachable/)
   assert.match(run.stderr, /^lameduck prestop: offline after 1\.2 s .*; but the registry never confirmed the deregistration: consumers may still route to this app/m)
+
+  // Cut short by the shutdown budget while unconfirmed: still 5, not the generic 1.
+  const cut = await adminAnswering(report({ outcome: 'cut', deregistration: 'unconfirmed' }), 'closing')
+  t.after(() => cut.server.close())
+  const c = await runCommand(prestop, ['--admin', cut.url])
+  assert.equal(c.code, EXIT.UNCONFIRMED)
+  assert.match(c.stderr, /the drain was cut short .*; but the registry never confirmed the deregistration/)
 
   // Confirmed, and absent (an app from before the field), are both a plain 0.
   for (const extra of [{ deregistration: 'confirmed' }, {}]) {

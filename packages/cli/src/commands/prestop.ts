@@ -131,26 +131,33 @@ async function run (ctx: CommandContext): Promise<number> {
   await agent.destroy()
   return outcome(answer)
 
+  // 200: the drain ended. Its report says how; an unconfirmed deregistration is its own exit code.
+  function reported (res: HttpAnswer, state: string | undefined): number {
+    const report = (res.json?.report ?? {}) as OfflineReportView
+    for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
+    if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
+    // A shutdown that joined the drain may already have moved the app on to 'closing'.
+    const offline = state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped'
+    const earlier = typeof report.endedAt === 'number' && (wasOffline || report.endedAt < sentAt)
+    const line = earlier ? alreadyOfflineLine(report, sentAt) : offlineLine(report, res.json?.connections)
+    // Read defensively: apps from before the field send none, which counts as confirmed.
+    if (report.deregistration === 'unconfirmed') {
+      const what = offline ? line : report.outcome === 'cut' ? `the drain was cut short (the app is '${state}')` : `the app is '${state ?? 'unknown'}'`
+      return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration: consumers may still route to this app. Check the registry and ${statusUrl.href}`)
+    }
+    if (offline) {
+      say(line + (state === 'offline' ? '' : `; the app is ${state} now`))
+      return EXIT.OK
+    }
+    if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
+    return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
+  }
+
   function outcome (res: HttpAnswer): number {
     const state = typeof res.json?.state === 'string' ? res.json.state : undefined
     switch (res.status) {
-      case 200: {
-        const report = (res.json?.report ?? {}) as OfflineReportView
-        for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
-        // A shutdown that joined the drain may already have moved the app on to 'closing'.
-        if (state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped') {
-          const earlier = typeof report.endedAt === 'number' && (wasOffline || report.endedAt < sentAt)
-          const line = earlier ? alreadyOfflineLine(report, sentAt) : offlineLine(report, res.json?.connections)
-          if (report.deregistration === 'unconfirmed') {
-            return fail(EXIT.UNCONFIRMED, `${line}; but the registry never confirmed the deregistration: consumers may still route to this app. The app keeps retrying; check the registry and ${statusUrl.href}`)
-          }
-          say(line + (state === 'offline' ? '' : `; the app is ${state} now`))
-          return EXIT.OK
-        }
-        if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
-        if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
-        return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
-      }
+      case 200:
+        return reported(res, state)
       case 401:
       case 403:
         return fail(EXIT.UNAUTHORIZED, token === undefined
