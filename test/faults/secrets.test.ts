@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { inspect } from 'node:util'
 import { request } from 'undici'
-import { redactText } from '@lameduck/core'
+import { InvalidOptionError, redactText } from '@lameduck/core'
 import { startEureka, startEnvoy, startNacos } from '@lameduck/devkit'
 import { EnvoyAdmin } from '@lameduck/envoy'
 import { eurekaDiscovery, eurekaRegistry } from '@lameduck/eureka'
@@ -148,6 +148,10 @@ test('Envoy: userinfo in the admin URL is sent as basic auth, and never shows in
   await dead.close()
   await captured.catching(() => new EnvoyAdmin({ url: `http://${s.user}:${s.pass}@127.0.0.1:1/?token=${s.token}` }))
   await captured.catching(() => new EnvoyAdmin({ url: `ftp://${s.user}:${s.pass}@127.0.0.1:1` }))
+  assert.throws(() => new EnvoyAdmin({ url: `http://${s.user}%zz:${s.pass}@127.0.0.1:1` }), (err: Error) => {
+    captured.error(err)
+    return err instanceof InvalidOptionError && /envoyAdmin\.url: its user and password are not valid percent-encoding/.test(err.message)
+  })
 
   // Through the plugin: its /status names the sidecar's admin URL, and a drain talks to it.
   const b = await loggedProvider('b', { windows: WINDOW, sidecar: { envoyAdmin: url, drainTimeoutMs: 500 } }, log)

@@ -1,6 +1,6 @@
 // Envoy admin API client over undici. Every failure becomes an EnvoyAdminError with a
 // stable code and the URL it concerned; parsing is left to the pure parsers.
-import { redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
+import { InvalidOptionError, redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
 import { Agent, request, type Dispatcher } from 'undici'
 import { CONNECTION_STATS_PATHS, countConnections, type ConnectionCount, type ConnectionCountMethod } from './count-connections.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
@@ -84,14 +84,13 @@ export class EnvoyAdmin {
   #headers: Record<string, string>
 
   constructor (options: EnvoyAdminOptions = {}) {
-    const target = new URL(adminUrl('envoyAdmin.url', options.url))
-    this.#headers = target.username === '' && target.password === ''
-      ? {}
-      : { authorization: `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` }
+    const base = adminUrl('envoyAdmin.url', options.url)
+    const target = new URL(base)
+    this.#headers = basicAuth(target)
     target.username = ''
     target.password = ''
     this.#target = target.href.replace(/\/+$/, '')
-    this.url = redactUrl(adminUrl('envoyAdmin.url', options.url))
+    this.url = redactUrl(base)
     this.timeoutMs = duration('envoyAdmin.timeoutMs', options.timeoutMs, 2000, { positive: true })
     const c = options.connections ?? {}
     this.connections = {
@@ -267,6 +266,20 @@ function errorCode (err: unknown): string {
   if (typeof e?.code === 'string') return e.code
   if (typeof e?.cause?.code === 'string') return e.cause.code
   return ''
+}
+
+/** `authorization: Basic` from a URL's userinfo, none without. */
+function basicAuth (url: URL): Record<string, string> {
+  if (url.username === '' && url.password === '') return {}
+  let user: string
+  let password: string
+  try {
+    user = decodeURIComponent(url.username)
+    password = decodeURIComponent(url.password)
+  } catch {
+    throw new InvalidOptionError('envoyAdmin.url', `its user and password are not valid percent-encoding (in '${redactUrl(url)}'); encode them with encodeURIComponent`)
+  }
+  return { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` }
 }
 
 async function readCapped (body: AsyncIterable<Buffer> & { destroy?: (err?: Error) => unknown }, details: { url: string, method: string }): Promise<string> {
