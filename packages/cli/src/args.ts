@@ -35,22 +35,36 @@ export function stringFlag (values: FlagValues, name: string): string | undefine
   return typeof v === 'string' ? v : undefined
 }
 
-/** A non-negative number of seconds (decimals allowed) → ms. */
+/**
+ * The longest duration a flag takes: one day. Node's timers hold at most 2^31-1 ms
+ * (24.8 days) and fire after 1 ms beyond that, so an unbounded --timeout would end at once.
+ */
+export const MAX_FLAG_SECONDS = 86_400
+export const MAX_FLAG_MS = MAX_FLAG_SECONDS * 1000
+
+/** A non-negative number of seconds (decimals allowed), at most MAX_FLAG_SECONDS → ms. */
 export function secondsFlag (values: FlagValues, name: string, fallbackSeconds: number): number {
   const raw = stringFlag(values, name)
   if (raw === undefined) return fallbackSeconds * 1000
   const n = Number(raw.replace(/s$/, ''))
   if (raw.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a number of seconds, e.g. --${name} 30 (got '${raw}')`)
+  if (n > MAX_FLAG_SECONDS) throw new UsageError(`--${name} must be at most ${MAX_FLAG_SECONDS} seconds (24 h), e.g. --${name} 300 (got '${raw}')`)
   return Math.round(n * 1000)
 }
 
-/** A non-negative integer, e.g. milliseconds or a count. */
-export function integerFlag (values: FlagValues, name: string, what = 'a non-negative integer'): number | undefined {
+/** A non-negative integer, e.g. milliseconds or a count; `max` bounds it (durations: MAX_FLAG_MS). */
+export function integerFlag (values: FlagValues, name: string, what = 'a non-negative integer', max = Number.MAX_SAFE_INTEGER): number | undefined {
   const raw = stringFlag(values, name)
   if (raw === undefined) return undefined
   const n = Number(raw)
   if (raw.trim() === '' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be ${what} (got '${raw}')`)
+  if (n > max) throw new UsageError(`--${name} must be at most ${max}${max === MAX_FLAG_MS ? ' ms (24 h)' : ''} (got '${raw}')`)
   return n
+}
+
+/** A duration in milliseconds: a non-negative integer, at most MAX_FLAG_MS. */
+export function msFlag (values: FlagValues, name: string): number | undefined {
+  return integerFlag(values, name, 'a non-negative integer of milliseconds', MAX_FLAG_MS)
 }
 
 /** An http(s) URL; a bare `host:port` gets `http://`. */

@@ -30,5 +30,7 @@ export const EXIT = {
   /** Could not reach the target (connection refused, DNS, timeout). */
   UNREACHABLE: 3,
   /** The target refused the request (401/403). */
-  UNAUTHORIZED: 4
+  UNAUTHORIZED: 4,
+  /** prestop: the app is offline, but its registry never confirmed the deregistration (consumers may still route to it). */
+  UNCONFIRMED: 5
 } as const

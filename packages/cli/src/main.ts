@@ -13,7 +13,9 @@ const EXIT_CODES = `Exit codes:
   1  failed: the check found a problem, or the app did not reach the state
   2  bad flags or arguments
   3  the target is unreachable (connection refused, DNS, timeout)
-  4  the target refused the request (401/403: token)`
+  4  the target refused the request (401/403: token)
+  5  prestop: offline, but the deregistration is unconfirmed (consumers may
+     still route to the app)`
 
 async function usage (): Promise<string> {
   const commands = await Promise.all(COMMANDS.map((c) => c.load()))

@@ -61,16 +61,48 @@ export interface Plan {
   } | null
 }
 
+export interface BudgetInput {
+  windowMs: number
+  maxRequestMs?: number | undefined
+  sidecar: 'istio' | 'native' | null
+  sidecarDrainTimeoutMs?: number | undefined
+}
+
+export interface Budget {
+  maxRequestMs: number
+  /** 0 without a sidecar. */
+  sidecarDrainMs: number
+  /** The plugin's default shutdownTimeoutMs (core's shutdown budget). */
+  shutdownTimeoutMs: number
+  /** What the pod needs before kubelet may SIGKILL it: the plugin's bound, plus Istio's own drain after it. */
+  podNeedsMs: number
+  terminationGracePeriodSeconds: number
+}
+
+/**
+ * The one formula `plan` and `doctor` share: core's shutdown budget with the
+ * plugin's defaults (maxRequestMs 30 s, sidecar drain 30 s), then the grace period.
+ */
+export function shutdownBudget (input: BudgetInput): Budget {
+  const maxRequestMs = input.maxRequestMs ?? DEFAULT_MAX_REQUEST_MS
+  const sidecarDrainMs = input.sidecar !== null ? (input.sidecarDrainTimeoutMs ?? DEFAULT_SIDECAR_DRAIN_TIMEOUT_MS) : 0
+  // The plugin's own default: window + sidecar drain + longest request + close.
+  const shutdownTimeoutMs = defaultShutdownTimeoutMs(input.windowMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarDrainMs })
+  const podNeedsMs = shutdownTimeoutMs + (input.sidecar === 'istio' ? ISTIO_MINIMUM_DRAIN_S * 1000 : 0)
+  return { maxRequestMs, sidecarDrainMs, shutdownTimeoutMs, podNeedsMs, terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs) }
+}
+
+/** terminationGracePeriodSeconds for a pod that needs `ms`: rounded up, plus the kill margin. */
+export function graceSecondsFor (ms: number): number {
+  return Math.ceil(ms / 1000) + KILL_MARGIN_S
+}
+
 /** Computes the plan. Throws InvalidOptionError (from core) on bad windows. */
 export function computePlan (input: PlanInput): Plan {
   const window = propagationWindow(input.windows, 'windows')
-  const maxRequestMs = input.maxRequestMs ?? DEFAULT_MAX_REQUEST_MS
   const istio = input.sidecar === 'istio'
   const sidecar = input.sidecar ?? null
-  const sidecarDrainMs = sidecar !== null ? (input.sidecarDrainTimeoutMs ?? DEFAULT_SIDECAR_DRAIN_TIMEOUT_MS) : 0
-  // The plugin's own default: window + sidecar drain + longest request + close.
-  const shutdownTimeoutMs = defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarDrainMs })
-  const terminationGracePeriodSeconds = Math.ceil(shutdownTimeoutMs / 1000) + KILL_MARGIN_S + (istio ? ISTIO_MINIMUM_DRAIN_S : 0)
+  const { maxRequestMs, sidecarDrainMs, shutdownTimeoutMs, terminationGracePeriodSeconds } = shutdownBudget({ windowMs: window.totalMs, maxRequestMs: input.maxRequestMs, sidecar, sidecarDrainTimeoutMs: input.sidecarDrainTimeoutMs })
   // The probe must take the pod out of the Service well inside the window after
   // a manual /offline (termination removes the endpoint by itself).
   const fast = window.totalMs > 0 && window.totalMs < 4_000

@@ -63,13 +63,13 @@ test('doctor: the text report names file:line:column, severity, code and the fix
   assert.equal(run.code, EXIT.FAILED)
   assert.match(run.stdout, /StatefulSet\/billing \(line 2\): window 90 s \(eureka-ribbon, annotation lameduck\.dev\/windows\), longest request 5 s/)
   assert.ok(run.stdout.includes(`${file}:17:7  error  grace-too-short  StatefulSet/billing\n`))
-  assert.match(run.stdout, /terminationGracePeriodSeconds is 60, but preStop 'lameduck prestop' lasts the 90 s window \(eureka-ribbon, annotation lameduck\.dev\/windows\) \+ 5 s longest request: kubelet SIGKILLs the pod at 60 s/)
-  assert.match(run.stdout, /fix: set terminationGracePeriodSeconds: 100 or more/)
+  assert.match(run.stdout, /terminationGracePeriodSeconds is 60, but draining takes the 90 s window \(eureka-ribbon, annotation lameduck\.dev\/windows\) \+ 5 s longest request \+ 5 s to close: kubelet SIGKILLs the pod at 60 s/)
+  assert.match(run.stdout, /fix: set terminationGracePeriodSeconds: 105 or more/)
   assert.match(run.stdout, /1 error, 0 warnings: a rolling deploy would lose traffic\n$/)
 })
 
 test('doctor: kind List items are located inside the list', async () => {
-  const { result } = await check('list.bad.yaml')
+  const { result } = await check('list.bad.yaml', '--max-request-ms', '5000')
   assert.deepEqual(result.objects.map((o) => [o.object, o.line]), [['Pod/orders-a', 5], ['Pod/orders-b', 21]])
   assert.deepEqual(result.findings.map((f) => [f.code, f.object, f.line]), [['prestop-missing', 'Pod/orders-b', 27]])
 })
@@ -79,8 +79,8 @@ test('doctor: --windows overrides the manifest, and the window decides the grace
   const { result } = await check('prestop-missing.fixed.yaml', '--windows', 'eureka-ribbon')
   assert.deepEqual(result.findings.map((f) => f.code), ['grace-too-short'])
   assert.match(result.findings[0]!.message, /90 s window \(eureka-ribbon, --windows\)/)
-  const parts = await check('prestop-missing.fixed.yaml', '--windows', '{"endpointLagMs":20000}', '--max-request-ms', '12000')
-  assert.match(parts.result.findings[0]!.message, /lasts the 20 s window \(custom, --windows\) \+ 12 s longest request/)
+  const parts = await check('prestop-missing.fixed.yaml', '--windows', '{"endpointLagMs":20000}', '--max-request-ms', '32000')
+  assert.match(parts.result.findings[0]!.message, /draining takes the 20 s window \(custom, --windows\) \+ 32 s longest request \+ 5 s to close/)
 })
 
 test('doctor: several files and stdin (-) in one run', async () => {
@@ -126,7 +126,7 @@ function podWith (preStop: string, window = 'nacos'): string {
 kind: Pod
 metadata:
   name: p
-  annotations: { lameduck.dev/windows: ${window} }
+  annotations: { lameduck.dev/windows: ${window}, lameduck.dev/max-request-ms: "1000" }
 spec:
   containers:
     - name: app
@@ -144,7 +144,7 @@ async function codesFor (yaml: string): Promise<string[]> {
 }
 
 test('doctor: reads the preStop forms people use', async () => {
-  // nacos: 11.5 s window, 30 s default grace period.
+  // nacos: 11.5 s window + 1 s longest request + 5 s to close, 30 s default grace period.
   assert.deepEqual(await codesFor(podWith('exec: { command: ["lameduck", "prestop"] }')), [])
   assert.deepEqual(await codesFor(podWith('exec: { command: ["/app/node_modules/.bin/lameduck", "prestop", "--timeout", "60"] }')), [])
   assert.deepEqual(await codesFor(podWith('exec: { command: ["sh", "-c", "curl -s \'http://127.0.0.1:54199/offline?wait=true\'"] }')), [])

@@ -1,6 +1,6 @@
 // Envoy admin API client over undici. Every failure becomes an EnvoyAdminError with a
 // stable code and the URL it concerned; parsing is left to the pure parsers.
-import { sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
+import { InvalidOptionError, redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
 import { Agent, request, type Dispatcher } from 'undici'
 import { CONNECTION_STATS_PATHS, countConnections, type ConnectionCount, type ConnectionCountMethod } from './count-connections.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
@@ -71,15 +71,26 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED'])
 
 export class EnvoyAdmin {
+  /** The admin base URL as it may be shown (messages, logs, describe()): userinfo redacted. */
   readonly url: string
   readonly timeoutMs: number
   readonly connections: Omit<ConnectionCountOptions, 'signal'> & { method: ConnectionCountMethod }
   #dispatcher: Dispatcher
   #ownDispatcher: boolean
   #log: Logger
+  /** Where requests go: the URL without userinfo, which undici would drop silently. */
+  #target: string
+  /** `authorization: Basic` from the URL's userinfo (an admin port behind an authenticating proxy). */
+  #headers: Record<string, string>
 
   constructor (options: EnvoyAdminOptions = {}) {
-    this.url = adminUrl('envoyAdmin.url', options.url)
+    const base = adminUrl('envoyAdmin.url', options.url)
+    const target = new URL(base)
+    this.#headers = basicAuth(target)
+    target.username = ''
+    target.password = ''
+    this.#target = target.href.replace(/\/+$/, '')
+    this.url = redactUrl(base)
     this.timeoutMs = duration('envoyAdmin.timeoutMs', options.timeoutMs, 2000, { positive: true })
     const c = options.connections ?? {}
     this.connections = {
@@ -109,18 +120,19 @@ export class EnvoyAdmin {
     let headers: AdminResponse['headers']
     let body: string
     try {
-      const res = await request(url, { method: method as Dispatcher.HttpMethod, dispatcher: this.#dispatcher, signal })
+      const res = await request(this.#target + path, { method: method as Dispatcher.HttpMethod, headers: this.#headers, dispatcher: this.#dispatcher, signal })
       statusCode = res.statusCode
       headers = res.headers
       body = await readCapped(res.body, details)
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason
       if (err instanceof EnvoyAdminError) throw err
+      redactError(err) // kept as the cause
       if (timeout.aborted) {
         throw new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy admin did not answer within ${options.timeoutMs ?? this.timeoutMs} ms`, details, { cause: err })
       }
       const code = errorCode(err)
-      const message = err instanceof Error ? err.message : String(err)
+      const message = redactText(err instanceof Error ? err.message : String(err))
       if (UNREACHABLE_CODES.has(code)) {
         throw new EnvoyAdminError(ENVOY_ERROR_CODES.UNREACHABLE, `Envoy admin unreachable: ${message.includes(code) ? message : `${code} ${message}`}`, details, { cause: err })
       }
@@ -130,7 +142,7 @@ export class EnvoyAdmin {
     this.#log.debug({ envoy: { method, url, statusCode, ms: Date.now() - started } }, 'envoy admin request')
     const ok = options.ok ?? ((s: number) => s >= 200 && s < 300)
     if (!ok(statusCode)) {
-      const snippet = body.slice(0, 512)
+      const snippet = redactText(body.slice(0, 512))
       const withStatus = { ...details, statusCode, body: snippet }
       const shown = snippet.trim().split('\n')[0]?.slice(0, 120) ?? ''
       if (statusCode === 405) {
@@ -254,6 +266,20 @@ function errorCode (err: unknown): string {
   if (typeof e?.code === 'string') return e.code
   if (typeof e?.cause?.code === 'string') return e.cause.code
   return ''
+}
+
+/** `authorization: Basic` from a URL's userinfo, none without. */
+function basicAuth (url: URL): Record<string, string> {
+  if (url.username === '' && url.password === '') return {}
+  let user: string
+  let password: string
+  try {
+    user = decodeURIComponent(url.username)
+    password = decodeURIComponent(url.password)
+  } catch {
+    throw new InvalidOptionError('envoyAdmin.url', `its user and password are not valid percent-encoding (in '${redactUrl(url)}'); encode them with encodeURIComponent`)
+  }
+  return { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` }
 }
 
 async function readCapped (body: AsyncIterable<Buffer> & { destroy?: (err?: Error) => unknown }, details: { url: string, method: string }): Promise<string> {

@@ -1,19 +1,21 @@
 // Option checks shared by the client and the sidecar helper. Each error names the
 // option and says what would be accepted.
-import { InvalidOptionError } from '@lameduck/core'
+import { InvalidOptionError, redactUrl, redactText } from '@lameduck/core'
 import type { ConnectionCountMethod } from './count-connections.ts'
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:15000'
 export const CONNECTION_METHODS: readonly ConnectionCountMethod[] = ['istio', 'contour', 'json']
 
+/** A value for an error message: strings and URLs redacted (an admin URL may carry credentials). */
 function show (value: unknown): string {
   if (value === null) return 'null'
-  if (typeof value === 'string') return `'${value}'`
+  if (typeof value === 'string') return `'${redactText(value)}'`
+  if (value instanceof URL) return `'${redactUrl(value)}'`
   if (Array.isArray(value)) return 'an array'
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
 }
 
-/** Parses an admin base URL: http(s) only, no query, trailing slash dropped. */
+/** Parses an admin base URL: http(s) only, no query, trailing slash dropped. Userinfo is kept (sent as basic auth); messages redact it. */
 export function adminUrl (option: string, value: unknown): string {
   if (value === undefined) return DEFAULT_ADMIN_URL
   let url: URL
@@ -24,9 +26,9 @@ export function adminUrl (option: string, value: unknown): string {
     throw new InvalidOptionError(option, `must be the Envoy admin URL, e.g. '${DEFAULT_ADMIN_URL}', got ${show(value)}`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InvalidOptionError(option, `must be an http:// or https:// URL such as '${DEFAULT_ADMIN_URL}', got '${String(value)}' (for a unix socket use socketPath)`)
+    throw new InvalidOptionError(option, `must be an http:// or https:// URL such as '${DEFAULT_ADMIN_URL}', got ${show(value)} (for a unix socket use socketPath)`)
   }
-  if (url.search !== '' || url.hash !== '') throw new InvalidOptionError(option, `must not have a query or fragment, got '${url.href}'`)
+  if (url.search !== '' || url.hash !== '') throw new InvalidOptionError(option, `must not have a query or fragment, got '${redactUrl(url)}'`)
   return url.href.replace(/\/+$/, '')
 }
 

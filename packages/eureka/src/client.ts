@@ -3,7 +3,7 @@
 import type { EventEmitter } from 'node:events'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import type { Logger } from '@lameduck/core'
+import { redactedErrorCopy, redactError, redactText, type Logger } from '@lameduck/core'
 
 /** An instance as eureka-js-client sends and receives it (Eureka JSON). */
 export interface EurekaInstanceJson {
@@ -56,39 +56,43 @@ export const NO_YAML_DIR = fileURLToPath(new URL('.', import.meta.url))
 export function eurekaRequest (client: EurekaJsClient, opts: EurekaRequestOptions): Promise<{ statusCode: number, body: string }> {
   return new Promise((resolve, reject) => {
     client.eurekaRequest(opts, (err, response, body) => {
-      if (err) { reject(err); return }
+      if (err) { reject(redactError(err)); return }
       resolve({ statusCode: response?.statusCode ?? 0, body: typeof body === 'string' ? body : body === undefined || body === null ? '' : JSON.stringify(body) })
     })
   })
 }
 
 export function callback (fn: (cb: (err?: Error | null) => void) => void): Promise<void> {
-  return new Promise((resolve, reject) => fn((err) => err ? reject(err) : resolve()))
+  return new Promise((resolve, reject) => fn((err) => err ? reject(redactError(err)) : resolve()))
 }
 
 // Per-attempt messages the adapter summarises itself (it logs the final outcome
 // and its own retries), so they go to debug instead of flooding warn/error.
 const PER_ATTEMPT = /^(Problem making eureka request|Eureka request failed to endpoint|Error registering with eureka|Error deregistering|Error fetching registry|Error starting the Eureka Client|It looks like it's taking a while)/
 
-/** eureka-js-client's logger interface, writing into a pino-compatible logger. */
+/**
+ * eureka-js-client's logger interface, writing into a pino-compatible logger.
+ * Its lines name the request URL, credentials included: every line and error is redacted.
+ */
 export function clientLogger (logger: Logger): Record<'debug' | 'info' | 'warn' | 'error', (...args: unknown[]) => void> {
   const emit = (level: 'debug' | 'warn' | 'error') => (...args: unknown[]): void => {
     const err = args.find((a): a is Error => a instanceof Error)
-    const msg = args.filter((a) => typeof a === 'string').join(' ').replace(/\s+/g, ' ').trim()
+    const msg = redactText(args.filter((a) => typeof a === 'string').join(' ').replace(/\s+/g, ' ').trim())
     const effective = PER_ATTEMPT.test(msg) ? 'debug' : level
     const fields: Record<string, unknown> = { component: 'eureka-js-client' }
-    if (err !== undefined) fields.err = err
-    logger[effective](fields, `eureka-js-client: ${msg}${err !== undefined ? `: ${err.message}` : ''}`)
+    const safe = err === undefined ? undefined : redactedErrorCopy(err)
+    if (safe !== undefined) fields.err = safe
+    logger[effective](fields, `eureka-js-client: ${msg}${safe !== undefined ? `: ${safe.message}` : ''}`)
   }
   // The client's info lines ("registered with eureka", "retrieved full registry") repeat what the adapter reports.
   return { debug: emit('debug'), info: emit('debug'), warn: emit('warn'), error: emit('error') }
 }
 
-/** A short description of a failed call for logs and errors. */
+/** A short description of a failed call for logs and errors (redacted). */
 export function describeFailure (err: unknown): string {
   if (err instanceof Error) {
     const code = (err as NodeJS.ErrnoException).code
-    return code !== undefined && !err.message.includes(code) ? `${code}: ${err.message}` : err.message
+    return redactText(code !== undefined && !err.message.includes(code) ? `${code}: ${err.message}` : err.message)
   }
-  return String(err)
+  return redactText(String(err))
 }

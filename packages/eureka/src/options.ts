@@ -1,4 +1,4 @@
-import { assertDuration, InvalidOptionError, silentLogger, type BackoffOptions, type Logger } from '@lameduck/core'
+import { assertDuration, InvalidOptionError, redactText, redactUrl, silentLogger, type BackoffOptions, type Logger } from '@lameduck/core'
 import { clientLogger, NO_YAML_DIR } from './client.ts'
 import { eurekaWindows, type EurekaWindowOptions } from './windows.ts'
 
@@ -49,6 +49,7 @@ export interface EurekaRegistryOptions extends EurekaDiscoveryOptions {
 }
 
 export interface ResolvedCommon {
+  /** The Eureka URLs as they may be shown (describe(), /status, logs): userinfo and secret parameters redacted. The client gets the real ones in clientBase. */
   urls: string[]
   logger: Logger
   requestTimeoutMs: number
@@ -75,7 +76,7 @@ const OWNED_INSTANCE_KEYS = ['app', 'instanceId', 'hostName', 'ipAddr', 'port', 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: string[]): ResolvedCommon {
-  if (!isObject(options)) throw new InvalidOptionError(fn, `options must be an object like { url: 'http://127.0.0.1:8761/eureka' }, got ${JSON.stringify(options)}`)
+  if (!isObject(options)) throw new InvalidOptionError(fn, `options must be an object like { url: 'http://127.0.0.1:8761/eureka' }, got ${redactText(String(JSON.stringify(options)))}`)
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new InvalidOptionError(key, `unknown option for ${fn}(); known options are ${known.join(', ')}`)
   }
@@ -126,7 +127,7 @@ function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: stri
     eureka: { ...eureka, serviceUrls: { default: urls } }
   }
   delete clientBase.instance
-  return { urls, logger, requestTimeoutMs, preferIpAddress, heartbeatIntervalMs, registryFetchIntervalMs, clientBase, userInstance }
+  return { urls: urls.map(redactUrl), logger, requestTimeoutMs, preferIpAddress, heartbeatIntervalMs, registryFetchIntervalMs, clientBase, userInstance }
 }
 
 const DISCOVERY_KEYS = ['url', 'client', 'logger', 'requestTimeoutMs', 'preferIpAddress']
@@ -162,14 +163,16 @@ export function resolveRegistryOptions (options: EurekaRegistryOptions): Resolve
 function resolveUrls (url: unknown): string[] {
   const list = Array.isArray(url) ? url : [url]
   if (list.length === 0 || list.some((u) => typeof u !== 'string' || u === '')) {
-    throw new InvalidOptionError('url', `must be the Eureka base URL, e.g. 'http://127.0.0.1:8761/eureka', or a non-empty array of them; got ${JSON.stringify(url)}`)
+    throw new InvalidOptionError('url', `must be the Eureka base URL, e.g. 'http://127.0.0.1:8761/eureka', or a non-empty array of them; got ${redactText(String(JSON.stringify(url)))}`)
   }
   return (list as string[]).map((u) => {
+    // Messages show the URL redacted: it may carry credentials (http://user:pass@eureka:8761/eureka).
+    const shown = redactUrl(u)
     let parsed: URL
-    try { parsed = new URL(u) } catch { throw new InvalidOptionError('url', `'${u}' is not a URL; use e.g. 'http://127.0.0.1:8761/eureka'`) }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidOptionError('url', `'${u}' must use http or https`)
+    try { parsed = new URL(u) } catch { throw new InvalidOptionError('url', `'${shown}' is not a URL; use e.g. 'http://127.0.0.1:8761/eureka'`) }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidOptionError('url', `'${shown}' must use http or https`)
     const base = u.replace(/\/+$/, '')
-    if (/\/apps$/i.test(base)) throw new InvalidOptionError('url', `'${u}' points at the apps resource; give the Eureka base instead, e.g. '${base.replace(/\/apps$/i, '')}'`)
+    if (/\/apps$/i.test(base)) throw new InvalidOptionError('url', `'${shown}' points at the apps resource; give the Eureka base instead, e.g. '${redactUrl(base.replace(/\/apps$/i, ''))}'`)
     return `${base}/apps/`
   })
 }

@@ -1,4 +1,4 @@
-import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+import { InvalidOptionError, redactText, silentLogger, type Logger } from '@lameduck/core'
 
 export interface NacosRegistryOptions {
   /** Nacos servers: '127.0.0.1:8848' or 'h1:8848,h2:8848' or an array; the port defaults to 8848. Required unless `client.endpoint` is set. */
@@ -40,10 +40,11 @@ const KNOWN = ['serverList', 'namespace', 'group', 'cluster', 'clusters', 'nacos
 const CLUSTER_NAME = /^[0-9a-zA-Z-]+$/
 const OWNED_BY_ADAPTER = ['serverList', 'namespace']
 
+/** A value for an error message: strings redacted (a server entry may carry credentials). */
 function describe (value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return `'${value}'`
+  if (typeof value === 'string') return `'${redactText(value)}'`
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
 }
 
@@ -54,10 +55,13 @@ function serverEntries (raw: unknown): string[] {
   for (const entry of entries) {
     if (typeof entry !== 'string' || entry.trim() === '') throw new InvalidOptionError('serverList', `every entry must be a non-empty 'host:port', got ${describe(entry)}`)
     const value = entry.trim()
-    if (/^[a-z]+:\/\//i.test(value)) throw new InvalidOptionError('serverList', `give 'host:port' without a scheme (got '${value}'); set client.ssl for https`)
+    const shown = redactText(value)
+    if (/^[a-z]+:\/\//i.test(value)) throw new InvalidOptionError('serverList', `give 'host:port' without a scheme (got '${shown}'); set client.ssl for https`)
+    // The SDK sends no userinfo, and describe() would show it: credentials belong in client.username/password.
+    if (value.includes('@')) throw new InvalidOptionError('serverList', `'${value.slice(value.lastIndexOf('@') + 1)}' has credentials before '@'; give 'host:port' and set client.username and client.password (or client.accessKey and client.secretKey)`)
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(value)
     const port = m?.[2] === undefined ? 8848 : Number(m[2])
-    if (m === null || port < 1 || port > 65535) throw new InvalidOptionError('serverList', `'${value}' is not 'host:port' with a port from 1 to 65535`)
+    if (m === null || port < 1 || port > 65535) throw new InvalidOptionError('serverList', `'${shown}' is not 'host:port' with a port from 1 to 65535`)
     out.push(value)
   }
   if (out.length === 0) throw new InvalidOptionError('serverList', 'must name at least one server, e.g. 127.0.0.1:8848')

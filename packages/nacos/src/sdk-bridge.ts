@@ -1,5 +1,5 @@
 import { NacosNamingClient } from 'nacos'
-import type { Logger } from '@lameduck/core'
+import { redactedErrorCopy, redactError, redactText, type Logger } from '@lameduck/core'
 import type { NamingClient, NamingClientConstructor, NamingClientInternals, NamingClientOptions, ServiceInfoData } from './sdk-types.ts'
 
 // Owns the real nacos naming client and the hooks that work around its traps.
@@ -37,7 +37,21 @@ export function createSdkBridge (options: NamingClientOptions, logger: Logger): 
   // first sleep starts (interval 0, so the loop ends on the next tick), and
   // beat from here instead.
   const beatReactor = internals._beatReactor
-  const reqAPI = internals._serverProxy?._reqAPI?.bind(internals._serverProxy)
+  // 0. Every HTTP call of the SDK goes through _reqAPI; its errors name the URL and
+  // may carry the credentials in the query. Redact them where they leave the SDK, so
+  // registration errors, /status problems and logs downstream are clean.
+  const serverProxy = internals._serverProxy
+  if (serverProxy !== undefined && typeof serverProxy._reqAPI === 'function') {
+    const raw = serverProxy._reqAPI.bind(serverProxy)
+    serverProxy._reqAPI = async (...args: Parameters<typeof raw>) => {
+      try {
+        return await raw(...args)
+      } catch (err) {
+        throw redactError(err)
+      }
+    }
+  }
+  const reqAPI = serverProxy?._reqAPI?.bind(serverProxy)
   let ownBeats = false
   if (beatReactor !== undefined && typeof beatReactor.close === 'function' && typeof beatReactor._clientBeatInterval === 'number' && reqAPI !== undefined) {
     beatReactor._clientBeatInterval = 0
@@ -57,7 +71,7 @@ export function createSdkBridge (options: NamingClientOptions, logger: Logger): 
     try { data = JSON.parse(json) } catch { return }
     if (typeof data !== 'object' || data === null) return
     for (const fn of listeners) {
-      try { fn(data as ServiceInfoData, source) } catch (err) { logger.error({ err }, 'nacos: a discovery listener threw') }
+      try { fn(data as ServiceInfoData, source) } catch (err) { logger.error({ err: err instanceof Error ? redactedErrorCopy(err) : redactText(String(err)) }, 'nacos: a discovery listener threw') }
     }
   }
   const hostReactor = internals._hostReactor
@@ -88,7 +102,10 @@ export function createSdkBridge (options: NamingClientOptions, logger: Logger): 
 
   // 3. Poll and UDP errors are emitted on internal emitters and would go to
   // console.error; route them into the logger.
-  const onError = (where: string) => (err: Error): void => { logger.warn({ err, nacos: { where } }, `nacos sdk: ${where}: ${err.message}`) }
+  const onError = (where: string) => (err: Error): void => {
+    const safe = redactedErrorCopy(err)
+    logger.warn({ err: safe, nacos: { where } }, `nacos sdk: ${where}: ${safe.message}`)
+  }
   client.on('error', onError('client'))
   hostReactor?.on?.('error', onError('polling'))
   hostReactor?._pushReceiver?.on?.('error', onError('push receiver'))

@@ -1,14 +1,15 @@
 import { readFile } from 'node:fs/promises'
 import { InvalidOptionError, WINDOW_PRESETS, propagationWindow } from '@lameduck/core'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
-import { integerFlag, parseFlags, stringFlag, UsageError } from '../args.ts'
+import { msFlag, parseFlags, stringFlag, UsageError } from '../args.ts'
 import { checkObjects } from '../doctor/checks.ts'
 import { loadManifests, ManifestError, type ManifestObject } from '../doctor/manifest.ts'
 import { renderText, summarize } from '../doctor/report.ts'
+import { SIDECAR_FLAGS, type SidecarFlag } from '../doctor/sidecar.ts'
 import { parseWindowsValue } from '../doctor/windows.ts'
 
 const help = `Usage: lameduck doctor FILE.yaml... | - [--windows PRESET] [--max-request-ms N]
-                      [--strict] [--json]
+                      [--sidecar istio|native|none] [--strict] [--json]
 
 Checks Deployments, StatefulSets, DaemonSets and Pods (multi-document YAML and
 kind: List) for what loses requests in a rolling deploy, and names the line:
@@ -28,19 +29,30 @@ The window a pod is checked against: --windows, else the pod template's (or the
 workload's) annotation lameduck.dev/windows (a preset, or JSON parts such as
 {"preset":"nacos","marginMs":2000}), else env LAMEDUCK_WINDOWS of the app
 container, else 'kubernetes'. The longest request: --max-request-ms, else the
-annotation lameduck.dev/max-request-ms, else 0. The app containers: the
-annotation lameduck.dev/container (comma-separated names), else the containers
-with ports that are not proxies.
+annotation lameduck.dev/max-request-ms, else the plugin's default maxRequestMs
+(30000). The grace period needed is the plugin's shutdown budget, the same
+formula as \`lameduck plan\`: window + sidecar drain + longest request + 5 s to
+close (+ 5 s for Istio's proxy drain), plus a 5 s margin before SIGKILL.
+The sidecar: --sidecar, else Istio injection (the pod's sidecar.istio.io/inject
+or istio.io/rev label, or its Namespace's istio-injection=enabled or
+istio.io/rev label when the input holds the Namespace), else the proxy
+containers the pod declares. The app containers: the annotation
+lameduck.dev/container (comma-separated names), else the containers with ports
+that are not proxies.
 
 Options:
   --windows PRESET     check every pod against this window (${Object.keys(WINDOW_PRESETS).join(', ')})
   --max-request-ms N   longest request, added to the window for the grace period
+                       (default: the annotation, else 30000)
+  --sidecar KIND       istio (injected istio-proxy), native (Envoy as a native
+                       sidecar), none: overrides what the manifest says
   --strict             warnings fail too (exit 1)
   --json               print the result as JSON
   -h, --help           show this help
 
 Exit codes: 0 no error, 1 errors (traffic would be lost; with --strict also
-warnings), 2 bad flags, unreadable file or invalid YAML.
+warnings), 2 bad flags, unreadable file, invalid YAML, or no workload in the
+input (nothing with a pod template was checked).
 
 Examples:
   lameduck doctor deploy.yaml
@@ -52,6 +64,7 @@ async function run (ctx: CommandContext): Promise<number> {
   const { values, positionals } = parseFlags(ctx.argv, {
     windows: { type: 'string' },
     'max-request-ms': { type: 'string' },
+    sidecar: { type: 'string' },
     strict: { type: 'boolean' },
     json: { type: 'boolean' }
   }, true)
@@ -59,15 +72,17 @@ async function run (ctx: CommandContext): Promise<number> {
   const rawWindows = stringFlag(values, 'windows')
   let windows
   if (rawWindows !== undefined) {
-    windows = parseWindowsValue(rawWindows)
     try {
+      windows = parseWindowsValue(rawWindows, '--windows')
       propagationWindow(windows, '--windows')
     } catch (err) {
       if (err instanceof InvalidOptionError) throw new UsageError(err.message)
       throw err
     }
   }
-  const maxRequestMs = integerFlag(values, 'max-request-ms', 'a non-negative integer of milliseconds')
+  const maxRequestMs = msFlag(values, 'max-request-ms')
+  const sidecar = stringFlag(values, 'sidecar')
+  if (sidecar !== undefined && !(SIDECAR_FLAGS as readonly string[]).includes(sidecar)) throw new UsageError(`--sidecar must be one of ${SIDECAR_FLAGS.join(', ')} (got '${sidecar}')`)
 
   const objects: ManifestObject[] = []
   for (const file of positionals) {
@@ -89,12 +104,16 @@ async function run (ctx: CommandContext): Promise<number> {
     }
   }
 
-  const { findings, checked } = checkObjects(objects, { windows, maxRequestMs })
+  const { findings, checked, workloads } = checkObjects(objects, { windows, maxRequestMs, sidecar: sidecar as SidecarFlag | undefined })
   const files = positionals.map((f) => (f === '-' ? '<stdin>' : f))
   const result = summarize(files, checked, findings, values.strict === true)
   if (values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n')
   else ctx.stdout.write(renderText(result))
-  if (checked.length === 0) ctx.stderr.write('lameduck doctor: no Deployment, StatefulSet, DaemonSet, Pod, Service or Ingress found\n')
+  if (workloads === 0) {
+    // A Service or an Ingress alone says nothing about how pods stop: a wrong file, or a chart rendered without its workloads.
+    ctx.stderr.write(`lameduck doctor: no workload in ${files.join(', ')}: found ${checked.length === 0 ? 'nothing it checks' : checked.map((c) => c.object).join(', ')}. Give the Deployment, StatefulSet, DaemonSet or Pod (with its Service and Ingress, if any), e.g. helm template ./chart | lameduck doctor -\n`)
+    return EXIT.USAGE
+  }
   return result.ok ? EXIT.OK : EXIT.FAILED
 }
 

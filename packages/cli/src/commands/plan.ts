@@ -1,6 +1,6 @@
 import { InvalidOptionError, WINDOW_PARTS, WINDOW_PRESETS, isWindowPreset, type WindowParts, type WindowsInput } from '@lameduck/core'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
-import { integerFlag, parseFlags, stringFlag, UsageError, urlFlag } from '../args.ts'
+import { integerFlag, msFlag, parseFlags, stringFlag, UsageError, urlFlag } from '../args.ts'
 import { computePlan } from '../plan.ts'
 import { renderPlanYaml } from '../plan-yaml.ts'
 
@@ -70,7 +70,7 @@ async function run (ctx: CommandContext): Promise<number> {
   if (preset !== undefined && !isWindowPreset(preset)) throw new UsageError(`--windows: unknown preset '${preset}'; use one of ${presets}`)
   const overrides: Partial<WindowParts> = {}
   for (const part of WINDOW_PARTS) {
-    const ms = integerFlag(values, PART_FLAGS[part], 'a non-negative integer of milliseconds')
+    const ms = msFlag(values, PART_FLAGS[part])
     if (ms !== undefined) overrides[part] = ms
   }
   if (preset === undefined && Object.keys(overrides).length === 0) {
@@ -89,10 +89,10 @@ async function run (ctx: CommandContext): Promise<number> {
   try {
     plan = computePlan({
       windows,
-      maxRequestMs: integerFlag(values, 'max-request-ms', 'a non-negative integer of milliseconds'),
+      maxRequestMs: msFlag(values, 'max-request-ms'),
       sidecar: sidecar as 'istio' | 'native' | undefined,
       envoyAdmin,
-      sidecarDrainTimeoutMs: integerFlag(values, 'sidecar-drain-timeout-ms', 'a non-negative integer of milliseconds'),
+      sidecarDrainTimeoutMs: msFlag(values, 'sidecar-drain-timeout-ms'),
       container: stringFlag(values, 'container'),
       port
     })

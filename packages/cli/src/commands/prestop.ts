@@ -23,16 +23,19 @@ Options:
   --admin URL    admin listener of @lameduck/fastify
                  (default $LAMEDUCK_ADMIN, else ${DEFAULT_ADMIN_URL})
   --token T      admin bearer token (default $LAMEDUCK_TOKEN)
-  --timeout S    give up after S seconds; 0 waits until the app is offline and
-                 leaves the bound to terminationGracePeriodSeconds (default 0)
+  --timeout S    give up after S seconds (at most 86400); 0 waits until the app
+                 is offline and leaves the bound to terminationGracePeriodSeconds
+                 (default 0)
   -h, --help     show this help
 
 Exit codes:
   0  the app is offline (also when it was already offline or stopping)
   1  not offline: cancelled by /online, cut short, or --timeout passed
-  2  bad flags
+  2  bad flags (--timeout above 86400 s included)
   3  the admin listener is unreachable (app not running, wrong --admin)
   4  the token was rejected (401/403)
+  5  offline, but the registry never confirmed the deregistration: consumers
+     may still route to the app (the report says deregistration: unconfirmed)
 
 Example (container spec):
   lifecycle:
@@ -43,6 +46,10 @@ Example (container spec):
 
 interface OfflineReportView {
   outcome?: string
+  reason?: string
+  endedAt?: number
+  /** Newer apps: whether the registry confirmed the deregistration. Absent: confirmed (older apps). */
+  deregistration?: string
   totalMs?: number
   windowMs?: number
   sidecarMs?: number
@@ -94,6 +101,9 @@ async function run (ctx: CommandContext): Promise<number> {
   }
 
   if (!progress.tty) say(`taking the app offline: POST ${offlineUrl.href}`)
+  // Already offline before this hook? /status says so; a report that ended before the POST is an earlier drain's too.
+  const wasOffline = await call(agent, statusUrl, { token, signal, timeoutMs: 2_000 }).then((a) => a.json?.state === 'offline', () => false)
+  const sentAt = Date.now()
   const poller = poll()
   let answer: HttpAnswer
   try {
@@ -121,21 +131,33 @@ async function run (ctx: CommandContext): Promise<number> {
   await agent.destroy()
   return outcome(answer)
 
+  // 200: the drain ended. Its report says how; an unconfirmed deregistration is its own exit code.
+  function reported (res: HttpAnswer, state: string | undefined): number {
+    const report = (res.json?.report ?? {}) as OfflineReportView
+    for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
+    if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
+    // A shutdown that joined the drain may already have moved the app on to 'closing'.
+    const offline = state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped'
+    const earlier = typeof report.endedAt === 'number' && (wasOffline || report.endedAt < sentAt)
+    const line = earlier ? alreadyOfflineLine(report, sentAt) : offlineLine(report, res.json?.connections)
+    // Read defensively: apps from before the field send none, which counts as confirmed.
+    if (report.deregistration === 'unconfirmed') {
+      const what = offline ? line : report.outcome === 'cut' ? `the drain was cut short (the app is '${state}')` : `the app is '${state ?? 'unknown'}'`
+      return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration: consumers may still route to this app. Check the registry and ${statusUrl.href}`)
+    }
+    if (offline) {
+      say(line + (state === 'offline' ? '' : `; the app is ${state} now`))
+      return EXIT.OK
+    }
+    if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
+    return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
+  }
+
   function outcome (res: HttpAnswer): number {
     const state = typeof res.json?.state === 'string' ? res.json.state : undefined
     switch (res.status) {
-      case 200: {
-        const report = (res.json?.report ?? {}) as OfflineReportView
-        for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
-        // A shutdown that joined the drain may already have moved the app on to 'closing'.
-        if (state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped') {
-          say(offlineLine(report, res.json?.connections) + (state === 'offline' ? '' : `; the app is ${state} now`))
-          return EXIT.OK
-        }
-        if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
-        if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
-        return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
-      }
+      case 200:
+        return reported(res, state)
       case 401:
       case 403:
         return fail(EXIT.UNAUTHORIZED, token === undefined
@@ -168,6 +190,14 @@ function offlineLine (report: OfflineReportView, connections: unknown): string {
   const served = `${report.requestsWhileDraining ?? 0} requests served while draining`
   const closed = (connections as { closedWhileDraining?: number } | undefined)?.closedWhileDraining
   return `offline after ${formatSeconds(report.totalMs ?? 0)} (${parts.join(', ')}); ${served}${closed === undefined ? '' : `, ${closed} connections closed`}`
+}
+
+function alreadyOfflineLine (report: OfflineReportView, now: number): string {
+  const endedAt = report.endedAt!
+  const ago = formatSeconds(Math.max(0, Math.round((now - endedAt) / 100) * 100))
+  const since = `already offline since ${new Date(endedAt).toISOString()} (${ago} ago)`
+  if (report.outcome === 'skipped') return `${since}: it was never registered, nothing to drain`
+  return `${since}: nothing to wait for; that drain (${report.reason ?? 'no reason given'}) took ${formatSeconds(report.totalMs ?? 0)}`
 }
 
 function withSlash (url: URL): URL {

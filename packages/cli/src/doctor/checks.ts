@@ -2,9 +2,10 @@
 // in a rolling deploy, and the fix; `error` is reserved for what loses traffic.
 import { parse as parseYaml } from 'yaml'
 import { formatSeconds as sec } from '../args.ts'
-import { KILL_MARGIN_S } from '../plan.ts'
+import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, graceSecondsFor, shutdownBudget, type Budget } from '../plan.ts'
 import { isRecord, type ManifestObject, type Path } from './manifest.ts'
 import { describeHook, get, podTemplateOf, proxyKind, type Container, type PodTemplate } from './pod.ts'
+import { budgetSidecar, injectingNamespaces, istioInjection, ISTIO_NATIVE, type Injection, type SidecarFlag } from './sidecar.ts'
 import { chooseWindow, type WindowChoice, type WindowFlags } from './windows.ts'
 
 export type Severity = 'error' | 'warning' | 'info'
@@ -30,18 +31,24 @@ export interface CheckedObject {
   object: string
   line: number
   window?: { totalMs: number, preset: string, source: string, maxRequestMs: number, maxRequestSource: string }
+  /** The shutdown budget the pod was checked against (the same formula as \`lameduck plan\`). */
+  budget?: { sidecar: 'istio' | 'native' | null, shutdownTimeoutMs: number, terminationGracePeriodSeconds: number }
 }
 
 export const DEFAULT_GRACE_S = 30
 export const CONTAINER_ANNOTATION = 'lameduck.dev/container'
 const ISTIO_CONFIG = 'proxy.istio.io/config'
-const ISTIO_INJECT = 'sidecar.istio.io/inject'
-const ISTIO_NATIVE = 'sidecar.istio.io/native-sidecar'
 const SERVICE_UPSTREAM = 'nginx.ingress.kubernetes.io/service-upstream'
 
 type Report = (severity: Severity, code: string, path: Path, text: { message: string, fix: string, tradeoff?: string, container?: string }) => void
 
-export function checkObjects (objects: ManifestObject[], flags: WindowFlags = {}): { findings: Finding[], checked: CheckedObject[] } {
+export interface DoctorFlags extends WindowFlags {
+  sidecar?: SidecarFlag | undefined
+}
+
+export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}): { findings: Finding[], checked: CheckedObject[], workloads: number } {
+  const ctx: PodContext = { flags, namespaces: injectingNamespaces(objects) }
+  let workloads = 0
   const findings: Finding[] = []
   const checked: CheckedObject[] = []
   for (const object of objects) {
@@ -53,8 +60,10 @@ export function checkObjects (objects: ManifestObject[], flags: WindowFlags = {}
     const entry: CheckedObject = { file: object.file, object: id, line: object.locate([]).line }
     const pod = podTemplateOf(object)
     if (pod !== undefined) {
-      const choice = checkPod(pod, flags, report)
+      workloads++
+      const { choice, budget, sidecar } = checkPod(pod, ctx, report)
       entry.window = { totalMs: choice.window.totalMs, preset: choice.window.preset, source: choice.source, maxRequestMs: choice.maxRequestMs, maxRequestSource: choice.maxRequestSource }
+      entry.budget = { sidecar, shutdownTimeoutMs: budget.shutdownTimeoutMs, terminationGracePeriodSeconds: budget.terminationGracePeriodSeconds }
     } else if (object.kind === 'Service') {
       checkService(object, report)
     } else if (object.kind === 'Ingress') {
@@ -66,7 +75,7 @@ export function checkObjects (objects: ManifestObject[], flags: WindowFlags = {}
   }
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || rank[a.severity] - rank[b.severity])
-  return { findings, checked }
+  return { findings, checked, workloads }
 }
 
 function appContainers (pod: PodTemplate): Container[] {
@@ -80,59 +89,80 @@ function appContainers (pod: PodTemplate): Container[] {
   return serving.length > 0 ? serving : candidates
 }
 
-function checkPod (pod: PodTemplate, flags: WindowFlags, report: Report): WindowChoice {
+interface PodContext {
+  flags: DoctorFlags
+  namespaces: ReturnType<typeof injectingNamespaces>
+}
+
+function checkPod (pod: PodTemplate, ctx: PodContext, report: Report): { choice: WindowChoice, budget: Budget, sidecar: 'istio' | 'native' | null } {
   const apps = appContainers(pod)
-  const choice = chooseWindow(pod, apps, flags)
+  const choice = chooseWindow(pod, apps, ctx.flags)
   for (const p of choice.problems) report('error', 'bad-annotation', p.path, { message: p.message, fix: 'use a preset name (eureka-ribbon, eureka-spring, eureka-node, nacos, kubernetes, none) or JSON parts, e.g. {"preset":"nacos","marginMs":2000}' })
   const W = choice.window.totalMs
-  const M = choice.maxRequestMs
   const windowWhy = `${sec(W)} window (${choice.window.preset}, ${choice.source.split(';')[0]})`
-
-  // Grace period: kubelet SIGKILLs the pod this long after termination starts, preStop included.
-  const graceSet = typeof pod.spec.terminationGracePeriodSeconds === 'number'
-  const grace = graceSet ? pod.spec.terminationGracePeriodSeconds as number : DEFAULT_GRACE_S
-  let need = 0
-  let needWhy = ''
-
+  const injection = istioInjection(pod, ctx.namespaces, ctx.flags.sidecar)
+  const sidecar = budgetSidecar(pod, injection, ctx.flags.sidecar)
+  const budget = shutdownBudget({ windowMs: W, maxRequestMs: choice.maxRequestMs, sidecar })
   for (const c of apps) {
-    const hook = describeHook(get(c.value, ['lifecycle', 'preStop']))
-    const drain = W + M
-    const drainWhy = `the ${windowWhy}${M > 0 ? ` + ${sec(M)} longest request` : ''}`
-    if (!hook.present) {
-      report('error', 'prestop-missing', c.path, {
-        container: c.name,
-        message: `container '${c.name}' has no preStop hook: kubelet sends SIGTERM at once, while consumers may still route here for the ${windowWhy}, so requests keep arriving at a pod that is stopping`,
-        fix: `add lifecycle.preStop.exec.command: ["lameduck", "prestop"] to '${c.name}'`
-      })
-      if (drain > need) { need = drain; needWhy = `draining takes ${drainWhy}` }
-    } else if (hook.offline !== null) {
-      const ms = Math.max(drain, (hook.sleepSeconds ?? 0) * 1000)
-      if (ms > need) { need = ms; needWhy = ms === drain ? `preStop '${hook.text}' lasts ${drainWhy}` : `preStop '${hook.text}' sleeps ${sec(ms)}` }
-    } else if (hook.sleepSeconds !== null) {
-      const ms = hook.sleepSeconds * 1000
-      if (ms < W) {
-        report('error', 'sleep-shorter-than-window', [...c.path, 'lifecycle', 'preStop'], {
-          container: c.name,
-          message: `container '${c.name}': preStop sleeps ${sec(ms)}, but consumers may still route here for the ${windowWhy}: the app gets SIGTERM ${sec(W - ms)} too early`,
-          fix: `use lifecycle.preStop.exec.command: ["lameduck", "prestop"], which waits until the app is offline, or sleep at least ${Math.ceil(W / 1000)} s`
-        })
-      }
-      if (ms > need) { need = ms; needWhy = `preStop '${hook.text}' sleeps ${sec(ms)}` }
-    } else if (drain > need) {
-      need = drain
-      needWhy = `draining takes ${drainWhy}`
-    }
+    checkPreStop(c, W, windowWhy, report)
     checkReadiness(c, W, windowWhy, report)
   }
-  if (need > grace * 1000) {
-    const suggested = Math.ceil(need / 1000) + KILL_MARGIN_S
-    report('error', 'grace-too-short', graceSet ? [...pod.specPath, 'terminationGracePeriodSeconds'] : pod.specPath, {
-      message: `terminationGracePeriodSeconds is ${grace}${graceSet ? '' : ' (the default, unset)'}, but ${needWhy}: kubelet SIGKILLs the pod at ${grace} s, while consumers may still route to it`,
-      fix: `set terminationGracePeriodSeconds: ${suggested} or more (\`lameduck plan\` prints it with the rest)`
+  checkGrace(pod, apps, budget, budgetWhy(windowWhy, budget, sidecar), report)
+  checkSidecars(pod, injection, windowWhy, report)
+  return { choice, budget, sidecar }
+}
+
+function checkPreStop (c: Container, W: number, windowWhy: string, report: Report): void {
+  const hook = describeHook(get(c.value, ['lifecycle', 'preStop']))
+  if (!hook.present) {
+    report('error', 'prestop-missing', c.path, {
+      container: c.name,
+      message: `container '${c.name}' has no preStop hook: kubelet sends SIGTERM at once, while consumers may still route here for the ${windowWhy}, so requests keep arriving at a pod that is stopping`,
+      fix: `add lifecycle.preStop.exec.command: ["lameduck", "prestop"] to '${c.name}'`
+    })
+  } else if (hook.offline === null && hook.sleepSeconds !== null && hook.sleepSeconds * 1000 < W) {
+    const ms = hook.sleepSeconds * 1000
+    report('error', 'sleep-shorter-than-window', [...c.path, 'lifecycle', 'preStop'], {
+      container: c.name,
+      message: `container '${c.name}': preStop sleeps ${sec(ms)}, but consumers may still route here for the ${windowWhy}: the app gets SIGTERM ${sec(W - ms)} too early`,
+      fix: `use lifecycle.preStop.exec.command: ["lameduck", "prestop"], which waits until the app is offline, or sleep at least ${Math.ceil(W / 1000)} s`
     })
   }
-  checkSidecars(pod, windowWhy, report)
-  return choice
+}
+
+/** What the shutdown budget is made of, in words. */
+function budgetWhy (windowWhy: string, budget: Budget, sidecar: 'istio' | 'native' | null): string {
+  const parts = [`the ${windowWhy}`]
+  if (budget.sidecarDrainMs > 0) parts.push(`${sec(budget.sidecarDrainMs)} sidecar drain`)
+  parts.push(`${sec(budget.maxRequestMs)} longest request`, `${sec(CLOSE_SLACK_MS)} to close`)
+  if (sidecar === 'istio') parts.push(`${ISTIO_MINIMUM_DRAIN_S} s Istio proxy drain`)
+  return parts.join(' + ')
+}
+
+// Grace period: kubelet SIGKILLs the pod this long after termination starts, preStop included.
+// The pod needs the plugin's shutdown budget (plan's formula); a preStop that only sleeps
+// comes on top, since the app drains after the SIGTERM that follows it.
+function checkGrace (pod: PodTemplate, apps: Container[], budget: Budget, why: string, report: Report): void {
+  const graceSet = typeof pod.spec.terminationGracePeriodSeconds === 'number'
+  const grace = graceSet ? pod.spec.terminationGracePeriodSeconds as number : DEFAULT_GRACE_S
+  let need = budget.podNeedsMs
+  let needWhy = `draining takes ${why}`
+  for (const c of apps) {
+    const hook = describeHook(get(c.value, ['lifecycle', 'preStop']))
+    if (!hook.present || hook.sleepSeconds === null) continue
+    const sleepMs = hook.sleepSeconds * 1000
+    const ms = hook.offline !== null ? Math.max(budget.podNeedsMs, sleepMs) : sleepMs + budget.podNeedsMs
+    if (ms <= need) continue
+    need = ms
+    needWhy = hook.offline !== null
+      ? `preStop '${hook.text}' sleeps ${sec(sleepMs)}`
+      : `preStop '${hook.text}' sleeps ${sec(sleepMs)}, then on SIGTERM the app drains for ${why}`
+  }
+  if (need <= grace * 1000) return
+  report('error', 'grace-too-short', graceSet ? [...pod.specPath, 'terminationGracePeriodSeconds'] : pod.specPath, {
+    message: `terminationGracePeriodSeconds is ${grace}${graceSet ? '' : ' (the default, unset)'}, but ${needWhy}: kubelet SIGKILLs the pod at ${grace} s, while consumers may still route to it or requests are in flight`,
+    fix: `set terminationGracePeriodSeconds: ${graceSecondsFor(need)} or more (\`lameduck plan\` prints it with the rest)`
+  })
 }
 
 function checkReadiness (c: Container, W: number, windowWhy: string, report: Report): void {
@@ -158,12 +188,11 @@ function checkReadiness (c: Container, W: number, windowWhy: string, report: Rep
   }
 }
 
-function checkSidecars (pod: PodTemplate, windowWhy: string, report: Report): void {
-  const injectValue = pod.annotations[ISTIO_INJECT] ?? pod.labels[ISTIO_INJECT]
-  const injected = injectValue === 'true'
+function checkSidecars (pod: PodTemplate, injection: Injection, windowWhy: string, report: Report): void {
+  const injected = injection.injected
   const istioNative = pod.annotations[ISTIO_NATIVE] === 'true' || pod.initContainers.some((c) => c.native && proxyKind(c) === 'istio')
   const declaredIstio = pod.containers.find((c) => proxyKind(c) === 'istio')
-  const injectPath = pod.annotations[ISTIO_INJECT] !== undefined ? [...pod.metaPath, 'annotations', ISTIO_INJECT] : [...pod.metaPath, 'labels', ISTIO_INJECT]
+  const injectPath = injection.path ?? pod.metaPath
   const fix = (name: string): string => `add lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] to '${name}' (it blocks until the app is offline), or run the proxy as a native sidecar (initContainers with restartPolicy: Always${name === 'istio-proxy' ? `, or annotation ${ISTIO_NATIVE}: "true"` : ''}), which kubelet stops only after the app`
 
   // The pod's Istio ProxyConfig overrides, when any.
@@ -193,7 +222,7 @@ function checkSidecars (pod: PodTemplate, windowWhy: string, report: Report): vo
   }
   if (injected && declaredIstio === undefined && !istioNative) {
     report('error', 'sidecar-stops-first', injectPath, {
-      message: `${ISTIO_INJECT}: "true" injects istio-proxy as a regular container without a preStop: kubelet stops it together with the app and ${istioStop}, while the app still serves for the ${windowWhy}`,
+      message: `${injection.why}: Istio injects istio-proxy as a regular container without a preStop: kubelet stops it together with the app and ${istioStop}, while the app still serves for the ${windowWhy}`,
       fix: `declare a container named istio-proxy with image: auto and lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] (Istio merges it into the injected one), or annotation ${ISTIO_NATIVE}: "true"`
     })
   }

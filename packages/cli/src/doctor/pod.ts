@@ -1,5 +1,6 @@
 // What the doctor needs to know about a pod: where its template is, which
 // containers are the app and which are proxies, and what their hooks do.
+import { scanCommand } from './command-scan.ts'
 import { isRecord, type ManifestObject, type Path } from './manifest.ts'
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController'])
@@ -84,6 +85,7 @@ export interface HookInfo {
 }
 
 const SHELLS = /(^|\/)(sh|bash|ash|dash|zsh)$/
+const SHOWN_LIMIT = 200
 
 export function describeHook (hook: unknown): HookInfo {
   const none: HookInfo = { present: false, text: '', offline: null, sleepSeconds: null, waitDrained: false }
@@ -102,15 +104,16 @@ export function describeHook (hook: unknown): HookInfo {
   } else {
     return { ...none, present: true, text: Object.keys(hook).join(', ') }
   }
-  let offline: HookInfo['offline'] = null
-  if (/lameduck\S*\s+prestop\b/.test(text) || /\/offline\?\S*\bwait=(true|1|yes)\b/.test(text)) offline = 'wait'
-  else if (/\/offline\b/.test(text)) offline = 'nowait'
-  let sleepSeconds: number | null = null
-  for (const m of text.matchAll(/\bsleep\s+(\d+(?:\.\d+)?)([smh]?)(?![\w.])/g)) {
-    const unit = m[2] === 'm' ? 60 : m[2] === 'h' ? 3600 : 1
-    sleepSeconds = (sleepSeconds ?? 0) + Number(m[1]) * unit
-  }
-  return { present: true, text: text.replace(/\s+/g, ' ').trim(), offline, sleepSeconds, waitDrained: /lameduck\S*\s+wait-drained\b/.test(text) }
+  const facts = scanCommand(text)
+  const offline: HookInfo['offline'] = facts.prestop || facts.offlineWait ? 'wait' : facts.offline ? 'nowait' : null
+  return { present: true, text: shown(text), offline, sleepSeconds: facts.sleepSeconds, waitDrained: facts.waitDrained }
+}
+
+/** The hook for a message: one line, at most SHOWN_LIMIT characters. */
+function shown (text: string): string {
+  const head = text.length > SHOWN_LIMIT * 2 ? text.slice(0, SHOWN_LIMIT * 2) : text
+  const line = head.replace(/\s+/g, ' ').trim()
+  return line.length > SHOWN_LIMIT || head.length < text.length ? `${line.slice(0, SHOWN_LIMIT)}… (${text.length} characters)` : line
 }
 
 export function get (value: unknown, path: Path): unknown {

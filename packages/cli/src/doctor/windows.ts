@@ -1,8 +1,9 @@
 // Which propagation window and longest request a pod is checked against:
 // --windows, else the pod's lameduck.dev/windows annotation, else the app's
 // LAMEDUCK_WINDOWS env, else 'kubernetes' (the plugin's own default).
-import { propagationWindow, type PropagationWindow, type WindowsInput } from '@lameduck/core'
-import { MAX_REQUEST_ANNOTATION, WINDOWS_ANNOTATION } from '../plan.ts'
+import { InvalidOptionError, propagationWindow, type PropagationWindow, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_MAX_REQUEST_MS, MAX_REQUEST_ANNOTATION, WINDOWS_ANNOTATION } from '../plan.ts'
+import { MAX_FLAG_MS } from '../args.ts'
 import type { Path } from './manifest.ts'
 import { isRecord } from './manifest.ts'
 import type { Container, PodTemplate } from './pod.ts'
@@ -22,9 +23,15 @@ export interface WindowFlags {
   maxRequestMs?: number
 }
 
-export function parseWindowsValue (raw: string): WindowsInput {
+/** A preset name, or JSON parts. Throws InvalidOptionError naming `option` on JSON that does not parse. */
+export function parseWindowsValue (raw: string, option: string): WindowsInput {
   const text = raw.trim()
-  return text.startsWith('{') ? JSON.parse(text) as WindowsInput : text as WindowsInput
+  if (!text.startsWith('{')) return text as WindowsInput
+  try {
+    return JSON.parse(text) as WindowsInput
+  } catch (err) {
+    throw new InvalidOptionError(option, `not valid JSON (${(err as Error).message}); give a preset name or JSON parts, e.g. {"preset":"nacos","marginMs":2000}`)
+  }
 }
 
 export function chooseWindow (pod: PodTemplate, apps: Container[], flags: WindowFlags): WindowChoice {
@@ -38,7 +45,7 @@ export function chooseWindow (pod: PodTemplate, apps: Container[], flags: Window
   const annotation = find(pod, WINDOWS_ANNOTATION)
   if (window === undefined && annotation !== undefined) {
     try {
-      window = propagationWindow(parseWindowsValue(annotation.value), WINDOWS_ANNOTATION)
+      window = propagationWindow(parseWindowsValue(annotation.value, WINDOWS_ANNOTATION), WINDOWS_ANNOTATION)
       source = `annotation ${WINDOWS_ANNOTATION}`
     } catch (err) {
       problems.push({ path: annotation.path, message: `annotation ${WINDOWS_ANNOTATION}: ${(err as Error).message.replace(/^[\w./-]+: /, '')}` })
@@ -51,7 +58,7 @@ export function chooseWindow (pod: PodTemplate, apps: Container[], flags: Window
       if (i < 0) continue
       const value = String((env[i] as Record<string, unknown>).value)
       try {
-        window = propagationWindow(parseWindowsValue(value), 'LAMEDUCK_WINDOWS')
+        window = propagationWindow(parseWindowsValue(value, 'LAMEDUCK_WINDOWS'), 'LAMEDUCK_WINDOWS')
         source = `env LAMEDUCK_WINDOWS of '${c.name}'`
       } catch (err) {
         problems.push({ path: [...c.path, 'env', i, 'value'], message: `env LAMEDUCK_WINDOWS: ${(err as Error).message.replace(/^[\w./-]+: /, '')}` })
@@ -64,8 +71,9 @@ export function chooseWindow (pod: PodTemplate, apps: Container[], flags: Window
     source = `the default; set annotation ${WINDOWS_ANNOTATION} to the app's windows`
   }
 
-  let maxRequestMs = 0
-  let maxRequestSource = `not declared: annotation ${MAX_REQUEST_ANNOTATION}`
+  // The plugin's default unless the manifest says otherwise: what the app really waits for.
+  let maxRequestMs: number = DEFAULT_MAX_REQUEST_MS
+  let maxRequestSource = `the plugin's default; set annotation ${MAX_REQUEST_ANNOTATION} to the app's maxRequestMs`
   if (flags.maxRequestMs !== undefined) {
     maxRequestMs = flags.maxRequestMs
     maxRequestSource = '--max-request-ms'
@@ -73,11 +81,11 @@ export function chooseWindow (pod: PodTemplate, apps: Container[], flags: Window
     const a = find(pod, MAX_REQUEST_ANNOTATION)
     if (a !== undefined) {
       const n = Number(a.value)
-      if (Number.isFinite(n) && n >= 0 && a.value.trim() !== '') {
+      if (Number.isInteger(n) && n >= 0 && n <= MAX_FLAG_MS && a.value.trim() !== '') {
         maxRequestMs = n
         maxRequestSource = `annotation ${MAX_REQUEST_ANNOTATION}`
       } else {
-        problems.push({ path: a.path, message: `annotation ${MAX_REQUEST_ANNOTATION}: must be a number of milliseconds, e.g. "30000" (got '${a.value}')` })
+        problems.push({ path: a.path, message: `annotation ${MAX_REQUEST_ANNOTATION}: must be a whole number of milliseconds up to ${MAX_FLAG_MS}, e.g. "30000" (got '${a.value}')` })
       }
     }
   }
