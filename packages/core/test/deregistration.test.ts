@@ -137,3 +137,19 @@ test('without a registry: nothing to deregister, the window counts from the star
   assert.equal(report.totalMs, 10_000)
   assert.equal(report.deregistration.state, 'none')
 })
+
+test('the signal path (shutdown) waits for the confirmation too, within the budget, and then closes', async () => {
+  const registry: Registry = { async register () {}, async deregister () { throw new Error('ECONNREFUSED') }, async close () {} }
+  const { clock, lifecycle } = await serving(registry, { shutdownTimeoutMs: 30_000 })
+  let closedAt: number | null = null
+  lifecycle.on('state', (c) => { if (c.to === 'closing') closedAt = clock.now() })
+  const t0 = clock.now()
+  const down = lifecycle.shutdown('SIGTERM')
+  await clock.advance(10_000)
+  assert.equal(closedAt, null, 'before: closing (and exit) at start + window, still registered')
+  await clock.advance(19_000)
+  const report = await down
+  assert.equal(closedAt! - t0, 29_000)
+  assert.equal(report?.deregistration.state, 'unconfirmed')
+  await lifecycle.stopped()
+})
