@@ -20,7 +20,3 @@ export const DRAIN_PHASE_INFO: Readonly<Record<DrainPhase, DrainPhaseInfo>> = {
   inflight: { countdown: false, summary: 'window passed, waiting for in-flight requests' }
 }
 
-/** Phases the sequence moves through, in order; a phase never comes back within one run. */
-export function drainPhaseIndex (phase: string): number {
-  return (DRAIN_PHASES as readonly string[]).indexOf(phase)
-}

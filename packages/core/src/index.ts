@@ -3,7 +3,7 @@ export type { InstanceBase, StateChange, Problem, OfflineReport, DrainProgress, 
 export type { LifecycleOptions, ReadinessCheck, StartupStep, DrainStep, EarlyOfflineMonitor } from './lifecycle-options.ts'
 export { STATES, STATE_CLASSES, STOPPING_STATES, canTransition, stateClass, isRegistered, isLeaving, isStopping } from './states.ts'
 export type { LifecycleState, StateClass } from './states.ts'
-export { DRAIN_PHASES, DRAIN_PHASE_INFO, drainPhaseIndex } from './drain-phases.ts'
+export { DRAIN_PHASES, DRAIN_PHASE_INFO } from './drain-phases.ts'
 export type { DrainPhase, DrainPhaseInfo } from './drain-phases.ts'
 export { ADMIN_ROUTES, DEFAULT_ADMIN_HOST, DEFAULT_ADMIN_PORT, DEFAULT_ADMIN_URL, buildStatus } from './protocol.ts'
 export type { AdminError, ConnectionStats, CoreStatus, LifecycleStatus, OfflineDone, OfflineStarted, OnlineAnswer, StatusExtras } from './protocol.ts'
