@@ -19,4 +19,3 @@ export const DRAIN_PHASE_INFO: Readonly<Record<DrainPhase, DrainPhaseInfo>> = {
   sidecar: { countdown: false, summary: 'window passed, draining the sidecar' },
   inflight: { countdown: false, summary: 'window passed, waiting for in-flight requests' }
 }
-
