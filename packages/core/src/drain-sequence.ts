@@ -10,6 +10,8 @@ export const CANCELLED = Symbol('lameduck.cancelled')
 
 /** What the lifecycle learns from each deregistration attempt. */
 export interface DeregistrationHooks {
+  /** Attempt `attempt` (1-based) is about to be sent. */
+  attempt(attempt: number): void
   failed(err: unknown, attempt: number, delayMs: number): void
 }
 
@@ -137,8 +139,8 @@ export class DrainSequence {
     const { clock, options: o } = this.#ctx
     const d = this.deregistration
     const deregistration = this.#ctx.deregister(this.abort.signal, {
+      attempt: (attempt) => { d.attempts = attempt },
       failed: (err, attempt, delayMs) => {
-        d.attempts = attempt
         d.lastError = err instanceof Error ? err.message : String(err)
         this.#problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err)
       }
@@ -147,7 +149,6 @@ export class DrainSequence {
     deregistration.then((deregistered) => {
       if (!deregistered) { this.#nothingRegistered(); this.#wake(); return }
       const at = clock.now()
-      d.attempts++
       d.state = 'confirmed'
       d.confirmedAt = at
       this.deregisteredAt = at

@@ -20,7 +20,7 @@ export type DeregistrationState = 'confirmed' | 'unconfirmed' | 'none'
 
 export interface Deregistration {
   state: DeregistrationState
-  /** Calls made so far (failed ones and the one that succeeded). */
+  /** Calls sent so far, the one in flight included. */
   attempts: number
   /** The last failure's message, kept after a later success. */
   lastError: string | null

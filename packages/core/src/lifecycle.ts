@@ -389,7 +389,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     if (this.#attempt !== null) await this.#attempt
     const instance = this.#instance
     if (o.registry === undefined || instance === null) return false
-    await retry(async () => {
+    await retry(async (attempt) => {
+      hooks.attempt(attempt)
       await this.#registryCall('deregister', (call) => o.registry!.deregister(instance, call), signal)
     }, { signal, clock: this.clock, backoff: o.registryBackoff, retryable, onError: (err, attempt, delayMs) => hooks.failed(err, attempt, delayMs) })
     this.#instance = null
