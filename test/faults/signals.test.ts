@@ -60,7 +60,7 @@ test('SIGTERM while a registration is in flight that lands after the window: der
   await app.listening()
   await app.waitEvent('register-start')
   app.kill('SIGTERM')
-  const { code } = await app.exited
+  const { code, at } = await app.exited
   assert.equal(code, 0)
   const registered = app.events('register')
   const deregistered = app.events('deregister')
@@ -68,7 +68,9 @@ test('SIGTERM while a registration is in flight that lands after the window: der
   assert.equal(deregistered.length, 1, 'the late registration was undone before the process went away')
   assert.ok(deregistered[0]!.t >= registered[0]!.t)
   assert.equal(app.events('registry-close')[0]?.held, 0, 'nothing left in the registry')
-  assert.ok(app.logged(/registry has not confirmed deregistration by the end of the window/), 'the late confirmation is logged')
+  // The window counts from the confirmed deregistration (inside the shutdown budget), not from SIGTERM.
+  assert.ok(at - deregistered[0]!.t >= 300, `the window ran from the deregistration (${at - deregistered[0]!.t} ms)`)
+  assert.equal(app.logged(/has not confirmed deregistration/), undefined, 'confirmed within the budget: nothing unconfirmed to report')
 })
 
 test('SIGTERM twice in a row: the first starts the drain (deregistered at once), the second exits 1 at once and logs the cut', async (t) => {

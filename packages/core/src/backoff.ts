@@ -22,6 +22,8 @@ export interface RetryOptions {
   signal?: AbortSignal
   clock?: Clock
   backoff?: BackoffOptions
+  /** False for errors that no retry can fix (a bad option, a call made too early): `retry` rethrows them at once. */
+  retryable?: (err: unknown) => boolean
   /** Called after each failure with the error, the attempt number and the delay before the next one. */
   onError?: (err: unknown, attempt: number, delayMs: number) => void
 }
@@ -35,6 +37,7 @@ export async function retry<T> (fn: (attempt: number) => Promise<T>, options: Re
       return await fn(attempt)
     } catch (err) {
       options.signal?.throwIfAborted()
+      if (options.retryable?.(err) === false) throw err
       const delayMs = backoffDelay(attempt, options.backoff)
       options.onError?.(err, attempt, delayMs)
       await sleep(clock, delayMs, options.signal)

@@ -1,11 +1,19 @@
 import { sleep, type Clock } from './clock.ts'
+import type { DrainPhase } from './drain-phases.ts'
 import type { InFlightTracker } from './inflight.ts'
 import type { ResolvedLifecycleOptions } from './lifecycle-options.ts'
-import type { DrainProgress, OfflineReport, Problem } from './lifecycle-types.ts'
+import type { Deregistration, DrainProgress, OfflineReport, Problem } from './lifecycle-types.ts'
 import type { Logger } from './logger.ts'
 
 /** The abort reason online() uses: the sequence ends 'cancelled' rather than 'cut'. */
 export const CANCELLED = Symbol('lameduck.cancelled')
+
+/** What the lifecycle learns from each deregistration attempt. */
+export interface DeregistrationHooks {
+  /** Attempt `attempt` (1-based) is about to be sent. */
+  attempt(attempt: number): void
+  failed(err: unknown, attempt: number, delayMs: number): void
+}
 
 export interface DrainContext {
   clock: Clock
@@ -17,34 +25,42 @@ export interface DrainContext {
   /**
    * Deregisters whatever is registered, retrying until it succeeds or `signal`
    * aborts. Resolves true once the registry confirmed, false when there was
-   * nothing to deregister; rejects only on abort.
+   * nothing to deregister; rejects on abort or on an error no retry can fix.
    */
-  deregister(signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> | false
+  deregister(signal: AbortSignal, hooks: DeregistrationHooks): Promise<boolean> | false
 }
 
 /**
  * One run of the offline sequence: deregister (in the background, retried), serve
- * through the propagation window — counted from the confirmed deregistration,
- * never shortened by a failing registry, ended early only by the earlyOffline
- * monitor — then the afterWindow steps (sidecar), then in-flight → 0.
+ * while the registry has not confirmed (phase `deregistering`, bounded by the
+ * shutdown budget), serve through the propagation window counted from the
+ * confirmation (phase `window`, ended early only by the earlyOffline monitor),
+ * then the afterWindow steps (sidecar), then in-flight → 0.
  */
 export class DrainSequence {
   readonly reason: string
   readonly startedAt: number
   readonly abort = new AbortController()
   readonly requestsAtStart: number
-  phase: DrainProgress['phase'] = 'deregistering'
+  /** The latest the window phase may end: start + the budget left after the in-flight wait and the steps, never less than the window. */
+  readonly latestWindowEndAt: number
+  phase: DrainPhase = 'deregistering'
   deregisteredAt: number | null = null
   windowEndsAt: number
+  /** Live: background retries after the run keep updating it (the lifecycle shows it in /status). */
+  readonly deregistration: Deregistration = { state: 'unconfirmed', attempts: 0, lastError: null, confirmedAt: null }
   readonly problems: Problem[] = []
   readonly #ctx: DrainContext
   #wake: () => void = () => {}
 
   constructor (ctx: DrainContext, reason: string) {
+    const o = ctx.options
     this.#ctx = ctx
     this.reason = reason
     this.startedAt = ctx.clock.now()
-    this.windowEndsAt = this.startedAt + ctx.options.window.totalMs
+    const stepsMs = o.afterWindow.reduce((sum, step) => sum + (step.budgetMs ?? 0), 0)
+    this.latestWindowEndAt = this.startedAt + Math.max(o.window.totalMs, o.shutdownTimeoutMs - o.maxRequestMs - stepsMs)
+    this.windowEndsAt = this.latestWindowEndAt
     this.requestsAtStart = ctx.inflight.total
   }
 
@@ -55,6 +71,8 @@ export class DrainSequence {
       startedAt: this.startedAt,
       deregisteredAt: this.deregisteredAt,
       windowEndsAt: this.windowEndsAt,
+      latestWindowEndAt: this.latestWindowEndAt,
+      deregistration: { ...this.deregistration },
       requestsWhileDraining: this.#ctx.inflight.total - this.requestsAtStart,
       earlyOfflinePending: this.#ctx.options.earlyOffline?.pending(this.#ctx.clock.now()) ?? null
     }
@@ -73,31 +91,13 @@ export class DrainSequence {
     let inflightWaitMs = 0
     try {
       // Retries go on after the window (while offline) until online() or close abort them.
-      const deregistration = this.#ctx.deregister(signal, this.#problem)
-      if (deregistration === false) {
-        this.deregisteredAt = this.startedAt
-      } else {
-        deregistration.then((deregistered) => {
-          const at = clock.now()
-          this.deregisteredAt = deregistered ? at : this.startedAt
-          // The window runs from the moment consumers could start to see the change.
-          if (deregistered) this.windowEndsAt = Math.max(this.windowEndsAt, at + o.window.totalMs)
-          this.#wake()
-        }, () => {})
-      }
-      this.phase = 'window'
-      for (;;) {
-        signal.throwIfAborted()
-        const now = clock.now()
-        if (now >= this.windowEndsAt) break
-        if (o.earlyOffline !== undefined && this.deregisteredAt !== null && o.earlyOffline.pending(now) === null) { endedEarly = true; break }
-        const woken = new Promise<void>((resolve) => { this.#wake = resolve })
-        const timer = new AbortController()
-        await Promise.race([sleep(clock, this.windowEndsAt - now, AbortSignal.any([signal, timer.signal])).catch(() => {}), woken])
-        timer.abort()
-      }
+      this.#startDeregistration()
+      endedEarly = await this.#serveWindow(signal)
       windowEndedAt = clock.now()
-      if (this.deregisteredAt === null) this.#problem('deregister', new Error('the registry has not confirmed deregistration by the end of the window; consumers may still route here (retrying in the background)'))
+      if (this.deregistration.state === 'unconfirmed') {
+        const d = this.deregistration
+        this.#problem('deregister', new Error(`the registry has not confirmed deregistration within the shutdown budget (${d.attempts} attempt(s)${d.lastError === null ? '' : `, last error: ${d.lastError}`}); consumers may still route here (retrying in the background)`))
+      }
 
       this.phase = 'sidecar'
       const sidecarStart = clock.now()
@@ -106,17 +106,7 @@ export class DrainSequence {
 
       this.phase = 'inflight'
       const inflightStart = clock.now()
-      if (inflight.count > 0) {
-        const bound = new AbortController()
-        const both = AbortSignal.any([signal, bound.signal])
-        const drained = await Promise.race([
-          inflight.idle(both).then(() => true, () => false),
-          sleep(clock, o.maxRequestMs, both).then(() => false, () => false)
-        ])
-        bound.abort()
-        signal.throwIfAborted()
-        if (!drained) this.#problem('in-flight drain', new Error(`${inflight.count} request(s) still in flight after maxRequestMs (${o.maxRequestMs} ms)`))
-      }
+      await this.#waitInflight(signal)
       inflightWaitMs = clock.now() - inflightStart
     } catch (err) {
       if (!signal.aborted) throw err
@@ -131,6 +121,7 @@ export class DrainSequence {
       reason: this.reason,
       startedAt: this.startedAt,
       deregisteredAt: this.deregisteredAt,
+      deregistration: { ...this.deregistration },
       windowMs: o.window.totalMs,
       windowEndedAt,
       endedEarly,
@@ -142,6 +133,68 @@ export class DrainSequence {
       inflightAtEnd: inflight.count,
       problems: [...this.problems]
     }
+  }
+
+  #startDeregistration (): void {
+    const { clock, options: o } = this.#ctx
+    const d = this.deregistration
+    const deregistration = this.#ctx.deregister(this.abort.signal, {
+      attempt: (attempt) => { d.attempts = attempt },
+      failed: (err, attempt, delayMs) => {
+        d.lastError = err instanceof Error ? err.message : String(err)
+        this.#problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err)
+      }
+    })
+    if (deregistration === false) { this.#nothingRegistered(); return }
+    deregistration.then((deregistered) => {
+      if (!deregistered) { this.#nothingRegistered(); this.#wake(); return }
+      const at = clock.now()
+      d.state = 'confirmed'
+      d.confirmedAt = at
+      this.deregisteredAt = at
+      // The window runs from the moment consumers could start to see the change.
+      this.windowEndsAt = Math.min(at + o.window.totalMs, this.latestWindowEndAt)
+      if (this.phase === 'deregistering') this.phase = 'window'
+      this.#wake()
+    }, (err: unknown) => {
+      if (!this.abort.signal.aborted) this.#problem('deregister', err) // not retryable: stays unconfirmed
+    })
+  }
+
+  #nothingRegistered (): void {
+    this.deregistration.state = 'none'
+    this.deregisteredAt = this.startedAt
+    this.windowEndsAt = this.startedAt + this.#ctx.options.window.totalMs
+    if (this.phase === 'deregistering') this.phase = 'window'
+  }
+
+  /** Serves until windowEndsAt (which moves when the registry confirms). True when earlyOffline ended it. */
+  async #serveWindow (signal: AbortSignal): Promise<boolean> {
+    const { clock, options: o } = this.#ctx
+    for (;;) {
+      signal.throwIfAborted()
+      const now = clock.now()
+      if (now >= this.windowEndsAt) return false
+      if (o.earlyOffline !== undefined && this.deregisteredAt !== null && o.earlyOffline.pending(now) === null) return true
+      const woken = new Promise<void>((resolve) => { this.#wake = resolve })
+      const timer = new AbortController()
+      await Promise.race([sleep(clock, this.windowEndsAt - now, AbortSignal.any([signal, timer.signal])).catch(() => {}), woken])
+      timer.abort()
+    }
+  }
+
+  async #waitInflight (signal: AbortSignal): Promise<void> {
+    const { clock, options: o, inflight } = this.#ctx
+    if (inflight.count === 0) return
+    const bound = new AbortController()
+    const both = AbortSignal.any([signal, bound.signal])
+    const drained = await Promise.race([
+      inflight.idle(both).then(() => true, () => false),
+      sleep(clock, o.maxRequestMs, both).then(() => false, () => false)
+    ])
+    bound.abort()
+    signal.throwIfAborted()
+    if (!drained) this.#problem('in-flight drain', new Error(`${inflight.count} request(s) still in flight after maxRequestMs (${o.maxRequestMs} ms)`))
   }
 
   async #step (step: ResolvedLifecycleOptions['afterWindow'][number], signal: AbortSignal): Promise<void> {

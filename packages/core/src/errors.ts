@@ -50,6 +50,20 @@ export class ClosingError extends LameduckError {
   }
 }
 
+/**
+ * offline() or online() before start(): the app is not listening yet, so there
+ * is no instance to register or deregister. A programming or ordering error,
+ * never retried.
+ */
+export class NotStartedError extends LameduckError {
+  readonly operation: string
+  constructor (operation: string) {
+    super('LAMEDUCK_ERR_NOT_STARTED', `cannot ${operation}: the app is not listening yet (the lifecycle starts when the server listens); call ${operation}() after listen()`)
+    this.name = 'NotStartedError'
+    this.operation = operation
+  }
+}
+
 /** Something did not happen before its deadline (readiness, sidecar, drain). */
 export class TimeoutError extends LameduckError {
   readonly timeoutMs: number

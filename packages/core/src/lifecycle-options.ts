@@ -4,6 +4,7 @@ import { InvalidOptionError } from './errors.ts'
 import type { InFlightTracker } from './inflight.ts'
 import type { Logger } from './logger.ts'
 import type { Registry } from './registry.ts'
+import { defaultShutdownTimeoutMs } from './shutdown-budget.ts'
 import { assertDuration, describe, propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
 
 /** Passes unless it throws or resolves to `false`. */
@@ -18,6 +19,11 @@ export interface StartupStep {
 /** Runs after the propagation window, before the in-flight wait (e.g. drain the sidecar). Errors are reported, never fatal. */
 export interface DrainStep {
   name: string
+  /**
+   * The longest this step takes (e.g. the sidecar drain timeout). Reserved out of
+   * `shutdownTimeoutMs`: an unconfirmed deregistration may not stretch the window into it.
+   */
+  budgetMs?: number
   run(ctx: { signal: AbortSignal, clock: Clock, logger: Logger, problem(err: unknown): void }): Promise<void>
 }
 
@@ -51,6 +57,14 @@ export interface LifecycleOptions {
   maxRequestMs?: number
   /** Bound on one registry call. Default 10 000. */
   registryTimeoutMs?: number
+  /**
+   * The shutdown budget: bounds how long an offline sequence keeps serving and
+   * retrying while the registry has not confirmed deregistration. The window
+   * phase ends at the latest at start + shutdownTimeoutMs − maxRequestMs − the
+   * afterWindow steps' budgetMs (never before start + window). Default
+   * defaultShutdownTimeoutMs(window, { maxRequestMs, sidecarDrainTimeoutMs: Σ budgetMs }).
+   */
+  shutdownTimeoutMs?: number
   registryBackoff?: BackoffOptions
   earlyOffline?: EarlyOfflineMonitor
   inflight?: InFlightTracker
@@ -71,6 +85,7 @@ export interface ResolvedLifecycleOptions {
   weight: number
   maxRequestMs: number
   registryTimeoutMs: number
+  shutdownTimeoutMs: number
   registryBackoff: BackoffOptions | undefined
   earlyOffline: EarlyOfflineMonitor | undefined
 }
@@ -105,19 +120,25 @@ export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycl
       throw new InvalidOptionError(name, 'must be an array of { name, run(ctx) } steps')
     }
   }
+  const afterWindow = o.afterWindow ?? []
+  afterWindow.forEach((step, i) => { if (step.budgetMs !== undefined) assertDuration(`afterWindow[${i}].budgetMs`, step.budgetMs) })
+  const window = isComputedWindow(o.windows) ? o.windows : propagationWindow(o.windows ?? 'none')
+  const maxRequestMs = duration('maxRequestMs', 30_000)
+  const stepsMs = afterWindow.reduce((sum, step) => sum + (step.budgetMs ?? 0), 0)
   return {
     registry: o.registry,
-    window: isComputedWindow(o.windows) ? o.windows : propagationWindow(o.windows ?? 'none'),
+    window,
     delayMs: duration('delayMs', 0),
     readiness,
     readinessTimeoutMs: duration('readinessTimeoutMs', 60_000),
     readinessIntervalMs: duration('readinessIntervalMs', 500),
     beforeRegister: o.beforeRegister ?? [],
-    afterWindow: o.afterWindow ?? [],
+    afterWindow,
     warmupMs: duration('warmupMs', 0),
     weight,
-    maxRequestMs: duration('maxRequestMs', 30_000),
+    maxRequestMs,
     registryTimeoutMs: duration('registryTimeoutMs', 10_000),
+    shutdownTimeoutMs: duration('shutdownTimeoutMs', defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: stepsMs })),
     registryBackoff: o.registryBackoff,
     earlyOffline: o.earlyOffline
   }

@@ -1,3 +1,4 @@
+import type { DrainPhase } from './drain-phases.ts'
 import type { Instance } from './registry.ts'
 import type { LifecycleState } from './states.ts'
 
@@ -9,12 +10,36 @@ export interface StateChange { from: LifecycleState, to: LifecycleState, at: num
 
 export interface Problem { step: string, message: string, at: number }
 
+/**
+ * - `confirmed`: the registry acknowledged the deregistration; the window counts from then.
+ * - `unconfirmed`: it has not (registry down, slow or refusing): consumers may still route here.
+ *   Retries go on in the background until online() or close.
+ * - `none`: nothing was registered (no registry, or the instance never got registered).
+ */
+export type DeregistrationState = 'confirmed' | 'unconfirmed' | 'none'
+
+export interface Deregistration {
+  state: DeregistrationState
+  /** Calls sent so far, the one in flight included. */
+  attempts: number
+  /** The last failure's message, kept after a later success. */
+  lastError: string | null
+  /** When the registry confirmed, or null. */
+  confirmedAt: number | null
+}
+
 export interface OfflineReport {
   /** offline: drained; cancelled: /online interrupted it; cut: shutdown forced it short; skipped: never registered. */
   outcome: 'offline' | 'cancelled' | 'cut' | 'skipped'
   reason: string
   startedAt: number
+  /** When the registry confirmed (or the start, when nothing had to be deregistered); null while unconfirmed. */
   deregisteredAt: number | null
+  /**
+   * Whether the instance really left the registry. An `offline` outcome with
+   * `unconfirmed` means the shutdown budget ran out first: say so, loudly.
+   */
+  deregistration: Deregistration
   windowMs: number
   windowEndedAt: number | null
   /** The window ended before its full length because every consumer was told (earlyOffline). */
@@ -29,11 +54,18 @@ export interface OfflineReport {
 }
 
 export interface DrainProgress {
-  phase: 'deregistering' | 'window' | 'sidecar' | 'inflight'
+  phase: DrainPhase
   reason: string
   startedAt: number
   deregisteredAt: number | null
+  /**
+   * When the window phase ends as things stand: the confirmed deregistration + the
+   * window; while unconfirmed, the shutdown budget's bound (`latestWindowEndAt`).
+   */
   windowEndsAt: number
+  /** The latest the window phase may end, whatever the registry does (from `shutdownTimeoutMs`). */
+  latestWindowEndAt: number
+  deregistration: Deregistration
   requestsWhileDraining: number
   earlyOfflinePending: string | null
 }

@@ -1,16 +1,18 @@
 import { EventEmitter } from 'node:events'
-import { retry, withTimeout } from './backoff.ts'
+import { retry } from './backoff.ts'
 import { sleep, systemClock, type Clock } from './clock.ts'
-import { ClosingError, InvalidTransitionError, TimeoutError } from './errors.ts'
+import { ClosingError, InvalidOptionError, InvalidTransitionError, NotStartedError, TimeoutError } from './errors.ts'
 import { InFlightTracker } from './inflight.ts'
 import { silentLogger, type Logger } from './logger.ts'
 import { warmupMetadata } from './metadata.ts'
-import type { Instance, Registry } from './registry.ts'
-import { canTransition, type LifecycleState } from './states.ts'
+import type { Instance, Registry, RegistryCallOptions } from './registry.ts'
+import { canTransition, isRegistered, type LifecycleState } from './states.ts'
 import { validateLifecycleOptions } from './lifecycle-options.ts'
-import type { DrainProgress, InstanceBase, LifecycleEvents, OfflineReport, Problem, StateChange } from './lifecycle-types.ts'
+import type { Deregistration, DrainProgress, InstanceBase, LifecycleEvents, OfflineReport, Problem, StateChange } from './lifecycle-types.ts'
+import type { CoreStatus } from './protocol.ts'
+import { RegistryQueue } from './registry-queue.ts'
 import { checkReadiness, type ReadinessState } from './readiness.ts'
-import { CANCELLED, DrainSequence } from './drain-sequence.ts'
+import { CANCELLED, DrainSequence, type DeregistrationHooks } from './drain-sequence.ts'
 import type { LifecycleOptions, ResolvedLifecycleOptions, StartupStep } from './lifecycle-options.ts'
 import type { PropagationWindow } from './windows.ts'
 
@@ -40,8 +42,10 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   /** The register() call in flight, if any: a drain or close must wait for it, or it would register behind their back. */
   #attempt: Promise<unknown> | null = null
   #closingDeregistration: Promise<void> | null = null
-  #registryQueue: Promise<void> = Promise.resolve()
+  #registry: RegistryQueue
   #lastReport: OfflineReport | null = null
+  /** The latest drain's deregistration, live (background retries update it); null once registered again. */
+  #deregistration: Deregistration | null = null
   #shuttingDown = false
   #problems: Problem[] = []
   #readiness: ReadinessState = { passing: false, lastFailure: null, checkedAt: null }
@@ -54,6 +58,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     this.clock = options.clock ?? systemClock
     this.inflight = options.inflight ?? new InFlightTracker()
     this.#log = options.logger ?? silentLogger
+    this.#registry = new RegistryQueue({ clock: this.clock, timeoutMs: this.options.registryTimeoutMs, problem: (step, err) => this.#problem(step, err) })
     this.#createdAt = this.#since = this.clock.now()
     this.#timings.starting = this.#createdAt
   }
@@ -74,6 +79,9 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   }
 
   get lastReport (): OfflineReport | null { return this.#lastReport }
+
+  /** Whether the latest offline sequence's deregistration was confirmed (live); null when none ran since registering. */
+  get deregistration (): Deregistration | null { return this.#deregistration === null ? null : { ...this.#deregistration } }
 
   /**
    * Starts the online sequence for `base` (known once the server listens): delay,
@@ -97,7 +105,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     if (this.#shuttingDown || this.#state === 'closing' || this.#state === 'stopped') throw new ClosingError(this.#state)
     switch (this.#state) {
       case 'starting':
-        throw new InvalidTransitionError('starting', 'registering', 'the server is not listening yet')
+        throw new NotStartedError('online')
       case 'waiting':
         return this.#startup ?? undefined
       case 'registering':
@@ -130,10 +138,13 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       case 'offline':
         return Promise.resolve(this.#lastReport!)
       case 'starting':
+        // No instance yet: an early /offline must not leave the lifecycle where start() can no longer run.
+        return Promise.reject(new NotStartedError('offline'))
       case 'waiting': {
         this.#phase?.abort()
         const at = this.clock.now()
-        const report: OfflineReport = { outcome: 'skipped', reason, startedAt: at, deregisteredAt: null, windowMs: 0, windowEndedAt: null, endedEarly: false, sidecarMs: 0, inflightWaitMs: 0, endedAt: at, totalMs: 0, requestsWhileDraining: 0, inflightAtEnd: this.inflight.count, problems: [] }
+        const deregistration: Deregistration = { state: 'none', attempts: 0, lastError: null, confirmedAt: null }
+        const report: OfflineReport = { outcome: 'skipped', reason, startedAt: at, deregisteredAt: null, deregistration, windowMs: 0, windowEndedAt: null, endedEarly: false, sidecarMs: 0, inflightWaitMs: 0, endedAt: at, totalMs: 0, requestsWhileDraining: 0, inflightAtEnd: this.inflight.count, problems: [] }
         this.#transition('offline', reason)
         this.#lastReport = report
         this.emit('offline', report)
@@ -157,7 +168,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   async shutdown (reason = 'shutdown'): Promise<OfflineReport | null> {
     this.#shuttingDown = true
     let report: OfflineReport | null = null
-    if (this.#state === 'registering' || this.#state === 'serving' || this.#state === 'draining') {
+    if (isRegistered(this.#state)) {
       report = await this.offline(reason)
     } else if (this.#state === 'starting' || this.#state === 'waiting') {
       this.#phase?.abort()
@@ -188,7 +199,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
         if (instance === null) return
         this.#instance = null
         try {
-          await this.#registryCall('deregister', () => registry.deregister(instance))
+          await this.#registryCall('deregister', (call) => registry.deregister(instance, call))
+          this.#confirmed()
           this.emit('deregistered', instance)
         } catch (err) { this.#problem('deregister', err) }
       })()
@@ -204,7 +216,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     try { await this.options.registry?.close() } catch (err) { this.#problem('registry close', err) }
   }
 
-  status (): Record<string, unknown> {
+  /** The lifecycle's part of the /status document; listeners add theirs with buildStatus(). */
+  status (): CoreStatus {
     const now = this.clock.now()
     return {
       state: this.#state,
@@ -220,6 +233,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       requestsTotal: this.inflight.total,
       readiness: this.#readiness,
       drain: this.drain,
+      deregistration: this.deregistration,
       lastOffline: this.#lastReport,
       problems: this.#problems.slice(-20),
       timings: this.#timings
@@ -293,7 +307,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       const instance = this.#instanceAt(registeredAt)
       if (o.registry !== undefined) {
         const registry = o.registry
-        const attempt = this.#registryCall('register', () => registry.register(instance))
+        const attempt = this.#registryCall('register', (call) => registry.register(instance, call), signal)
         this.#attempt = attempt.catch(() => {})
         await attempt
       }
@@ -301,14 +315,25 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       // this attempt and then deregister what it registered.
       this.#instance = instance
       this.#registeredAt = registeredAt
+      this.#deregistration = null
       signal.throwIfAborted()
-    }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => this.#problem(`register (attempt ${attempt}, next in ${delayMs} ms)`, err) })
+    }, { signal, clock: this.clock, backoff: o.registryBackoff, retryable, onError: (err, attempt, delayMs) => this.#problem(`register (attempt ${attempt}, next in ${delayMs} ms)`, err) })
     this.#transition('serving', `registered in ${this.clock.now() - started} ms`)
     this.emit('registered', this.#instance!)
   }
 
+  /** A deregistration confirmed outside a drain's retries (the last one at close): /status says so. */
+  #confirmed (): void {
+    const d = this.#deregistration
+    if (d === null || d.state !== 'unconfirmed') return
+    d.attempts++
+    d.state = 'confirmed'
+    d.confirmedAt = this.clock.now()
+  }
+
   #instanceAt (registeredAt: number): Instance {
-    const base = this.#base!
+    const base = this.#base
+    if (base === null) throw new NotStartedError('register')
     return {
       id: base.id,
       service: base.service,
@@ -327,10 +352,11 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       options: this.options,
       inflight: this.inflight,
       problem: (step, err) => this.#problem(step, err),
-      deregister: (signal, problem) => this.#deregister(signal, problem)
+      deregister: (signal, hooks) => this.#deregister(signal, hooks)
     }, reason)
     this.#drain = drain
     this.#lastDrainAbort = drain.abort
+    this.#deregistration = drain.deregistration
     this.#transition('draining', reason)
     this.options.earlyOffline?.begin(drain.startedAt)
     this.#drainDone = drain.run().then((report) => {
@@ -345,41 +371,38 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     return this.#drainDone
   }
 
-  /**
-   * Registry calls for this instance run one at a time, in the order issued: a
-   * slow deregister from a cancelled drain must not land after the register that
-   * /online sent next. Each is bounded by registryTimeoutMs, so a hung call
-   * delays the queue but cannot jam it.
-   */
-  #registryCall (op: 'register' | 'deregister', call: () => Promise<void>): Promise<void> {
-    const timeoutMs = this.options.registryTimeoutMs
-    const run = this.#registryQueue.then(() => withTimeout(call(), timeoutMs, () => new TimeoutError(`registry ${op}`, timeoutMs), this.clock))
-    this.#registryQueue = run.catch(() => {})
-    return run
+  #registryCall (op: 'register' | 'deregister', call: (options: RegistryCallOptions) => Promise<void>, signal?: AbortSignal): Promise<void> {
+    return this.#registry.call(op, call, signal)
   }
 
   /**
    * Deregisters what is (or is being) registered, retrying until confirmed or
    * aborted. `false` at once when there is nothing to deregister.
    */
-  #deregister (signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> | false {
+  #deregister (signal: AbortSignal, hooks: DeregistrationHooks): Promise<boolean> | false {
     if (this.options.registry === undefined || (this.#attempt === null && this.#instance === null)) return false
-    return this.#deregisterNow(signal, problem)
+    return this.#deregisterNow(signal, hooks)
   }
 
-  async #deregisterNow (signal: AbortSignal, problem: (step: string, err: unknown) => void): Promise<boolean> {
+  async #deregisterNow (signal: AbortSignal, hooks: DeregistrationHooks): Promise<boolean> {
     const o = this.options
     if (this.#attempt !== null) await this.#attempt
     const instance = this.#instance
     if (o.registry === undefined || instance === null) return false
-    await retry(async () => {
-      await this.#registryCall('deregister', () => o.registry!.deregister(instance))
-    }, { signal, clock: this.clock, backoff: o.registryBackoff, onError: (err, attempt, delayMs) => problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err) })
+    await retry(async (attempt) => {
+      hooks.attempt(attempt)
+      await this.#registryCall('deregister', (call) => o.registry!.deregister(instance, call), signal)
+    }, { signal, clock: this.clock, backoff: o.registryBackoff, retryable, onError: (err, attempt, delayMs) => hooks.failed(err, attempt, delayMs) })
     this.#instance = null
     this.#registeredAt = null
     this.emit('deregistered', instance)
     return true
   }
+}
+
+/** Errors no retry can fix: a bad option or a call before start(). Everything else (network, 5xx, timeouts) is retried. */
+function retryable (err: unknown): boolean {
+  return !(err instanceof InvalidOptionError || err instanceof NotStartedError)
 }
 
 export function createLifecycle (options?: LifecycleOptions): Lifecycle {

@@ -14,9 +14,19 @@ export interface Instance {
   metadata: Record<string, string>
 }
 
+/** What the lifecycle passes with each register/deregister call. */
+export interface RegistryCallOptions {
+  /**
+   * Aborted when the lifecycle stops waiting for this call (registryTimeoutMs).
+   * Stop the call and settle soon: the next registry call for the instance waits
+   * until this one has settled, so that calls land in the order issued.
+   */
+  signal?: AbortSignal
+}
+
 export interface Registry {
-  register(instance: Instance): Promise<void>
-  deregister(instance: Instance): Promise<void>
+  register(instance: Instance, options?: RegistryCallOptions): Promise<void>
+  deregister(instance: Instance, options?: RegistryCallOptions): Promise<void>
   close(): Promise<void>
   /** Optional: a short JSON-friendly description for /status (adapter name, server, last error). */
   describe?(): Record<string, unknown>

@@ -124,7 +124,7 @@ test('a failing registry never shortens the window and is reported', async () =>
     async deregister () { calls.push('deregister'); if (failDeregister-- > 0) throw new Error('503 from registry') },
     async close () {}
   }
-  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 10_000 }, registryBackoff: { initialMs: 1_000, jitter: 0 } })
+  const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 10_000 }, registryBackoff: { initialMs: 1_000, jitter: 0 }, shutdownTimeoutMs: 60_000 })
   await clockStart(clock, lifecycle)
   const done = lifecycle.offline()
   // attempts at 0, 1 s, 3 s (backoff 1 s, 2 s), success at 7 s (4 s later) → window ends at 17 s
@@ -140,17 +140,19 @@ test('a failing registry never shortens the window and is reported', async () =>
   assert.equal(calls.filter((c) => c === 'deregister').length, 4)
 })
 
-test('a registry that is down for the whole window: the full window is still waited', async () => {
+test('a registry that is down for the whole drain, default budget: serves until window + 5 s, then reports it unconfirmed', async () => {
   const clock = virtualClock()
   const registry: Registry = { async register () {}, async deregister () { throw new Error('ECONNREFUSED') }, async close () {} }
+  // default shutdownTimeoutMs = window 10 s + maxRequestMs 30 s + 5 s; the drain keeps maxRequestMs for the in-flight wait
   const lifecycle = createLifecycle({ registry, clock, windows: { serverCacheMs: 10_000 } })
   await clockStart(clock, lifecycle)
   const done = lifecycle.offline()
-  await clock.advance(9_999)
+  await clock.advance(14_999)
   assert.equal(lifecycle.state, 'draining')
   await clock.advance(1)
   const report = await done
-  assert.equal(report.totalMs, 10_000)
+  assert.equal(report.totalMs, 15_000)
+  assert.equal(report.deregistration.state, 'unconfirmed')
   assert.match(report.problems.map((p) => p.message).join('\n'), /has not confirmed deregistration/)
   await lifecycle.stopped()
 })

@@ -45,14 +45,15 @@ export class Registration {
 
   get phase (): RegistrationPhase { return this.#phase }
 
-  register (instance: Instance): Promise<void> {
+  /** `signal` aborted (the lifecycle's timeout) rejects at once, like registerTimeoutMs: the call still runs in order under the lock. */
+  register (instance: Instance, signal?: AbortSignal): Promise<void> {
     const gen = this.#begin()
-    return this.#bounded('register', gen, this.#exclusive(() => this.#register(instance, gen)))
+    return this.#bounded('register', gen, this.#exclusive(() => this.#register(instance, gen)), signal)
   }
 
-  deregister (instance: Instance): Promise<void> {
+  deregister (instance: Instance, signal?: AbortSignal): Promise<void> {
     const gen = this.#begin()
-    return this.#bounded('deregister', gen, this.#exclusive(() => this.#deregister(instance, gen)))
+    return this.#bounded('deregister', gen, this.#exclusive(() => this.#deregister(instance, gen)), signal)
   }
 
   /** Status override through the REST API (the client has no call for it). UP removes our override. */
@@ -246,18 +247,37 @@ export class Registration {
     return run
   }
 
-  /** Rejects with RegistryError on failure, or after registerTimeoutMs (the operation then finishes in the background). */
-  #bounded (operation: string, gen: number | null, op: Promise<void>): Promise<void> {
+  /**
+   * Rejects with RegistryError on failure, after registerTimeoutMs, or when
+   * `signal` aborts. The operation then finishes in the background, still under
+   * the lock, so the next register/deregister cannot overtake it; a register the
+   * caller gave up on is undone when it lands (see #register).
+   */
+  #bounded (operation: string, gen: number | null, op: Promise<void>, signal?: AbortSignal): Promise<void> {
     const ms = this.#s.registerTimeoutMs
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const giveUp = (err: RegistryError): void => {
         if (gen !== null) this.#abandoned.add(gen)
-        reject(new RegistryError(operation, `Eureka did not answer within ${ms} ms (registerTimeoutMs)`))
+        reject(err)
+      }
+      const onAbort = (): void => {
+        clearTimeout(timer)
+        giveUp(new RegistryError(operation, 'the caller gave up (its signal was aborted); the call finishes in the background, before any later one', { cause: signal?.reason }))
+      }
+      const done = (): void => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        if (gen !== null) this.#abandoned.delete(gen)
+      }
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort)
+        giveUp(new RegistryError(operation, `Eureka did not answer within ${ms} ms (registerTimeoutMs)`))
       }, ms)
       timer.unref()
-      op.then(() => { clearTimeout(timer); if (gen !== null) this.#abandoned.delete(gen); resolve() }, (err: unknown) => {
-        clearTimeout(timer)
-        if (gen !== null) this.#abandoned.delete(gen)
+      if (signal?.aborted) onAbort()
+      else signal?.addEventListener('abort', onAbort, { once: true })
+      op.then(() => { done(); resolve() }, (err: unknown) => {
+        done()
         this.stats.lastError = describeFailure(err)
         reject(err instanceof RegistryError ? err : new RegistryError(operation, describeFailure(err), { cause: err }))
       })

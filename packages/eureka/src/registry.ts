@@ -82,8 +82,8 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
   }
 
   return {
-    async register (instance) { return registration(instance, 'register').register(instance) },
-    async deregister (instance) { return registration(instance, 'deregister').deregister(instance) },
+    async register (instance, call) { return registration(instance, 'register').register(instance, call?.signal) },
+    async deregister (instance, call) { return registration(instance, 'deregister').deregister(instance, call?.signal) },
     async setStatus (instance, status) { return registration(instance, 'status').setStatus(instance, status) },
     async updateMetadata (instance, metadata) { return registration(instance, 'metadata').updateMetadata(instance, metadata) },
     instances: (service) => view.instances(service),

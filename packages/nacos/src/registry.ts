@@ -47,6 +47,20 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
   let closing: Promise<void> | null = null
   let lastError: { operation: string, message: string, at: number } | null = null
   const registered = new Map<string, Registered>()
+  // One instance's register/deregister calls run one at a time, in the order issued: the
+  // SDK's calls cannot be cancelled, so a caller that gave up on a slow DELETE must not
+  // see the register it sends next land first (and the late DELETE undo it).
+  const locks = new Map<string, Promise<void>>()
+  const exclusive = (key: string, signal: AbortSignal | undefined, fn: () => Promise<void>): Promise<void> => {
+    const run = (locks.get(key) ?? Promise.resolve()).then(() => {
+      signal?.throwIfAborted() // the caller gave up while it waited its turn: never send it
+      return fn()
+    })
+    const tail = run.then(() => {}, () => {})
+    locks.set(key, tail)
+    tail.then(() => { if (locks.get(key) === tail) locks.delete(key) }, () => {})
+    return run
+  }
 
   // The client binds a UDP socket when created: do it on first use, not at configuration time.
   const sdk = (): { bridge: SdkBridge, cache: ServiceCache, heartbeats: Heartbeats } => {
@@ -111,42 +125,49 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
     log.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port } }, `nacos: deregistered ${t.sdkInstance.ip}:${t.sdkInstance.port} from ${t.groupedService}`)
   }
 
+  const registerOne = async (t: Registered & { key: string }): Promise<void> => {
+    const { instance } = t
+    const { bridge: b, heartbeats: beats } = sdk()
+    await started(b)
+    const reregister = async (): Promise<void> => { await b.client.registerInstance(instance.service, t.sdkInstance, o.group) }
+    try {
+      await reregister()
+    } catch (err) {
+      throw fail('register', `${instance.host}:${instance.port} in ${t.groupedService}`, err)
+    }
+    registered.set(t.key, t)
+    if (b.ownBeats) {
+      const preserved = Number(instance.metadata[PRESERVED_BEAT_INTERVAL])
+      await beats.start(t.key, {
+        groupedService: t.groupedService,
+        beat: { serviceName: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, cluster: o.cluster, weight: t.sdkInstance.weight, metadata: t.sdkInstance.metadata, ephemeral: true },
+        reregister,
+        intervalMs: preserved > 0 ? preserved : o.beatIntervalMs
+      })
+    }
+    log.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, weight: t.sdkInstance.weight, enabled: t.sdkInstance.enabled, cluster: o.cluster, namespace: o.namespace } },
+      `nacos: registered ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}`)
+  }
+
   const registry: NacosRegistry = {
     get client () { return sdk().bridge.client },
 
-    async register (instance) {
+    async register (instance, call) {
       assertOpen('register')
       checkInstance(instance)
       const t = target(instance)
-      const { bridge: b, heartbeats: beats } = sdk()
-      await started(b)
-      const reregister = async (): Promise<void> => { await b.client.registerInstance(instance.service, t.sdkInstance, o.group) }
-      try {
-        await reregister()
-      } catch (err) {
-        throw fail('register', `${instance.host}:${instance.port} in ${t.groupedService}`, err)
-      }
-      registered.set(t.key, t)
-      if (b.ownBeats) {
-        const preserved = Number(instance.metadata[PRESERVED_BEAT_INTERVAL])
-        await beats.start(t.key, {
-          groupedService: t.groupedService,
-          beat: { serviceName: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, cluster: o.cluster, weight: t.sdkInstance.weight, metadata: t.sdkInstance.metadata, ephemeral: true },
-          reregister,
-          intervalMs: preserved > 0 ? preserved : o.beatIntervalMs
-        })
-      }
-      log.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, weight: t.sdkInstance.weight, enabled: t.sdkInstance.enabled, cluster: o.cluster, namespace: o.namespace } },
-        `nacos: registered ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}`)
+      await exclusive(t.key, call?.signal, () => registerOne(t))
     },
 
-    async deregister (instance) {
+    async deregister (instance, call) {
       assertOpen('deregister')
       checkInstance(instance)
       // Deregister what was registered (same cluster, same weight); else what this instance would be.
       const key = keyOf(instance)
-      const known = registered.get(key)
-      await deregisterOne(known === undefined ? target(instance) : { ...known, key })
+      await exclusive(key, call?.signal, async () => {
+        const known = registered.get(key)
+        await deregisterOne(known === undefined ? target(instance) : { ...known, key })
+      })
     },
 
     instances (service) {
@@ -193,7 +214,9 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
       closing ??= (async () => {
         if (bridge === null) return
         // The client's close() does not deregister: do it, so consumers are not
-        // left with an instance that only expires 15-30 s later.
+        // left with an instance that only expires 15-30 s later. Calls still running
+        // finish first, so a register that lands during close is deregistered too.
+        await Promise.all(locks.values())
         const results = await Promise.allSettled([...registered.entries()].map(([key, r]) => deregisterOne({ ...r, key })))
         for (const r of results) if (r.status === 'rejected') log.warn({ err: r.reason }, `nacos: deregistration on close failed: ${String((r.reason as Error)?.message ?? r.reason)}`)
         await heartbeats!.stopAll()

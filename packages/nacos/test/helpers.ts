@@ -1,4 +1,6 @@
 // Shared by the @lameduck/nacos tests.
+import { createServer, request, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { NacosNamingClient } from 'nacos'
 import { warmupMetadata, type Instance, type Logger } from '@lameduck/core'
 
@@ -39,4 +41,50 @@ export async function sdkClient (serverList: string): Promise<any> {
   const client: any = new NacosNamingClient({ logger: quiet as unknown as typeof console, serverList })
   await client.ready()
   return client
+}
+
+export interface DelayProxy {
+  /** What the SDK takes as `serverList`: the proxy's host:port. */
+  serverList: string
+  /** `METHOD path` of requests held back right now (not yet forwarded). */
+  held: string[]
+  close(): Promise<void>
+}
+
+/**
+ * An HTTP proxy in front of the local Nacos server that holds matching requests
+ * back before forwarding them: a slow network, or a call still in flight while
+ * something else happens. (UDP pushes go from the server to the client directly.)
+ */
+export async function delayProxy (serverList: string, delayFor: (method: string, path: string) => number): Promise<DelayProxy> {
+  const [upstreamHost, upstreamPort] = serverList.split(':') as [string, string]
+  const state: DelayProxy = { serverList: '', held: [], close: async () => {} }
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const method = req.method ?? 'GET'
+      const path = req.url ?? '/'
+      const forward = (): void => {
+        const up = request({ host: upstreamHost, port: upstreamPort, method, path, headers: { ...req.headers, host: serverList } }, (upRes: IncomingMessage) => {
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers)
+          upRes.pipe(res)
+        })
+        up.on('error', () => { res.writeHead(502); res.end() })
+        up.end(Buffer.concat(chunks))
+      }
+      const delay = delayFor(method, path)
+      if (delay <= 0) { forward(); return }
+      const tag = `${method} ${path}`
+      state.held.push(tag)
+      setTimeout(() => {
+        state.held.splice(state.held.indexOf(tag), 1)
+        forward()
+      }, delay)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  state.serverList = `127.0.0.1:${(server.address() as AddressInfo).port}`
+  state.close = () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections() })
+  return state
 }
