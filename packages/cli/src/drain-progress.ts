@@ -1,20 +1,19 @@
 // Renders the app's drain progress from its admin /status: a redrawn bar on a
 // terminal, one plain line per update otherwise (kubelet keeps hook output as
 // plain text, and a redrawn line would be unreadable there).
+import { DRAIN_PHASE_INFO, type DrainProgress, type LifecycleStatus } from '@lameduck/core'
 import { formatSeconds } from './args.ts'
 
-/** The parts of the admin /status answer the CLI reads. */
-export interface StatusView {
-  state: string
+/** The admin /status answer as read off the wire: the CLI reads a few fields, each maybe missing. */
+export type StatusView = Pick<LifecycleStatus, 'state'> & {
   inflight?: number
   window?: { totalMs?: number }
-  drain?: {
-    phase?: string
-    startedAt?: number
-    windowEndsAt?: number
-    requestsWhileDraining?: number
-    earlyOfflinePending?: string | null
-  } | null
+  drain?: Partial<DrainProgress> | null
+}
+
+/** Whether the drain is in a phase that counts the window down (unknown phases from newer apps: no). */
+function countsDown (phase: string | undefined): boolean {
+  return phase !== undefined && Object.hasOwn(DRAIN_PHASE_INFO, phase) && DRAIN_PHASE_INFO[phase as keyof typeof DRAIN_PHASE_INFO].countdown
 }
 
 export interface ProgressOptions {
@@ -31,18 +30,19 @@ export interface ProgressRenderer {
 }
 
 export function describeStatus (status: StatusView, now: number): string {
-  const parts = [status.state]
+  const parts: string[] = [status.state]
   const drain = status.drain
   if (status.state === 'draining' && drain) {
     const total = status.window?.totalMs ?? 0
-    if (drain.phase === 'window' || drain.phase === 'deregistering') {
+    if (drain.phase === 'deregistering') {
+      const d = drain.deregistration
+      parts.push(`deregistration not confirmed yet${d ? ` (${d.attempts} attempts${d.lastError ? `, last error: ${d.lastError}` : ''})` : ''}`)
+    } else if (countsDown(drain.phase)) {
       const left = Math.max(0, (drain.windowEndsAt ?? now) - now)
       parts.push(`window ${formatSeconds(roundTenth(left))} left of ${formatSeconds(total)}`)
       if (drain.earlyOfflinePending) parts.push(`early offline pending: ${drain.earlyOfflinePending}`)
-    } else if (drain.phase === 'sidecar') {
-      parts.push('window passed, draining the sidecar')
-    } else if (drain.phase === 'inflight') {
-      parts.push('window passed, waiting for in-flight requests')
+    } else if (drain.phase !== undefined && Object.hasOwn(DRAIN_PHASE_INFO, drain.phase)) {
+      parts.push(DRAIN_PHASE_INFO[drain.phase as keyof typeof DRAIN_PHASE_INFO].summary)
     }
   }
   if (status.inflight !== undefined) parts.push(`${status.inflight} in flight`)
@@ -57,7 +57,7 @@ function roundTenth (ms: number): number {
 function fraction (status: StatusView, now: number): number {
   const d = status.drain
   if (status.state !== 'draining' || !d) return status.state === 'offline' ? 1 : 0
-  if (d.phase !== 'window' && d.phase !== 'deregistering') return 1
+  if (!countsDown(d.phase) && d.phase !== 'deregistering') return 1
   const start = d.startedAt ?? now
   const end = d.windowEndsAt ?? now
   if (end <= start) return 1

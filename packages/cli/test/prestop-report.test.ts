@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { prestop } from '../src/commands/prestop.ts'
 import { EXIT } from '../src/command.ts'
 import { main } from '../src/main.ts'
+import { memoryRegistry, type Instance } from '@lameduck/core'
 import { Capture, runCommand, startApp, until } from './helpers.ts'
 
 /** An admin listener that answers /offline?wait=true with `report`, and /status with serving until then. */
@@ -31,23 +32,23 @@ const report = (extra: Record<string, unknown>): Record<string, unknown> => ({
 })
 
 test('prestop: an unconfirmed deregistration is its own exit code (5), and says consumers may still route here', async (t) => {
-  const { server, url } = await adminAnswering(report({ deregistration: 'unconfirmed', problems: [{ step: 'deregister', message: 'registry unreachable' }] }))
+  const { server, url } = await adminAnswering(report({ deregistration: { state: 'unconfirmed', attempts: 4, lastError: 'registry unreachable', confirmedAt: null }, problems: [{ step: 'deregister', message: 'registry unreachable' }] }))
   t.after(() => server.close())
   const run = await runCommand(prestop, ['--admin', url])
   assert.equal(run.code, EXIT.UNCONFIRMED)
   assert.equal(EXIT.UNCONFIRMED, 5)
   assert.match(run.stdout, /problem: deregister: registry unreachable/)
-  assert.match(run.stderr, /^lameduck prestop: offline after 1\.2 s .*; but the registry never confirmed the deregistration: consumers may still route to this app/m)
+  assert.match(run.stderr, /^lameduck prestop: offline after 1\.2 s .*; but the registry never confirmed the deregistration \(4 attempts, last error: registry unreachable\): consumers may still route to this app/m)
 
   // Cut short by the shutdown budget while unconfirmed: still 5, not the generic 1.
-  const cut = await adminAnswering(report({ outcome: 'cut', deregistration: 'unconfirmed' }), 'closing')
+  const cut = await adminAnswering(report({ outcome: 'cut', deregistration: { state: 'unconfirmed', attempts: 1, lastError: null, confirmedAt: null } }), 'closing')
   t.after(() => cut.server.close())
   const c = await runCommand(prestop, ['--admin', cut.url])
   assert.equal(c.code, EXIT.UNCONFIRMED)
   assert.match(c.stderr, /the drain was cut short .*; but the registry never confirmed the deregistration/)
 
   // Confirmed, and absent (an app from before the field), are both a plain 0.
-  for (const extra of [{ deregistration: 'confirmed' }, {}]) {
+  for (const extra of [{ deregistration: { state: 'confirmed', attempts: 1, lastError: null, confirmedAt: Date.now() } }, {}]) {
     const ok = await adminAnswering(report(extra))
     t.after(() => ok.server.close())
     const r = await runCommand(prestop, ['--admin', ok.url])
@@ -85,4 +86,20 @@ test('prestop --timeout at the bound waits for the drain (it does not fire at on
   assert.equal(run.code, EXIT.OK, run.stderr)
   assert.ok(run.ms >= 250, `returned after ${run.ms} ms, before the 300 ms window passed`)
   assert.equal(app.lameduck.state, 'offline')
+})
+
+test('prestop against a real app whose registry never confirms the deregistration: exit 5 with the attempts and the last error', async (t) => {
+  const registry = memoryRegistry()
+  const failing = {
+    register: (i: Instance) => registry.register(i),
+    deregister: async () => { throw new Error('registry unreachable: connect ECONNREFUSED 127.0.0.1:8761') },
+    close: () => registry.close()
+  }
+  // A small shutdown budget bounds the wait for a confirmation that never comes.
+  const { app, admin } = await startApp({ registry: failing, shutdownTimeoutMs: 1_500, maxRequestMs: 200 })
+  t.after(() => app.close())
+  await until(() => app.lameduck.state === 'serving', 'serving')
+  const run = await runCommand(prestop, ['--admin', admin])
+  assert.equal(run.code, EXIT.UNCONFIRMED, run.stderr)
+  assert.match(run.stderr, /never confirmed the deregistration \(\d+ attempts?, last error: .*ECONNREFUSED/)
 })

@@ -4,12 +4,12 @@ import { formatSeconds, parseFlags, secondsFlag, stringFlag, urlFlag } from '../
 import { createProgress, type StatusView } from '../drain-progress.ts'
 import { delay } from '../delay.ts'
 import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
+import { DEFAULT_ADMIN_URL, isStopping, type OfflineReport } from '@lameduck/core'
 
-export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:54199'
+export { DEFAULT_ADMIN_URL }
 const LABEL = 'lameduck prestop'
 const POLL_MS = 1_000
 const REDRAW_MS = 200
-const STOPPING = new Set(['offline', 'closing', 'stopped'])
 
 const help = `Usage: lameduck prestop [--admin URL] [--token T] [--timeout S]
 
@@ -44,19 +44,8 @@ Example (container spec):
         command: ["lameduck", "prestop"]
 `
 
-interface OfflineReportView {
-  outcome?: string
-  reason?: string
-  endedAt?: number
-  /** Newer apps: whether the registry confirmed the deregistration. Absent: confirmed (older apps). */
-  deregistration?: string
-  totalMs?: number
-  windowMs?: number
-  sidecarMs?: number
-  inflightWaitMs?: number
-  requestsWhileDraining?: number
-  problems?: Array<{ step?: string, message?: string }>
-}
+/** The report as read off the wire: every field may be missing (older apps, proxies in between). */
+type OfflineReportView = Partial<OfflineReport>
 
 async function run (ctx: CommandContext): Promise<number> {
   const { values } = parseFlags(ctx.argv, {
@@ -118,7 +107,7 @@ async function run (ctx: CommandContext): Promise<number> {
     }
     if (ctx.signal.aborted) return fail(EXIT.FAILED, 'interrupted before the app was offline (it keeps draining on its own)')
     if (failure.kind === 'closed' && last !== undefined) {
-      if (STOPPING.has(last.state)) { say(`the app stopped after going ${last.state}`); return EXIT.OK }
+      if (isStopping(last.state)) { say(`the app stopped after going ${last.state}`); return EXIT.OK }
       return fail(EXIT.FAILED, `the app closed the connection while ${summary(last)}: it stopped before the drain ended (crashed, or killed?)`)
     }
     if (failure.kind === 'refused') {
@@ -141,9 +130,11 @@ async function run (ctx: CommandContext): Promise<number> {
     const earlier = typeof report.endedAt === 'number' && (wasOffline || report.endedAt < sentAt)
     const line = earlier ? alreadyOfflineLine(report, sentAt) : offlineLine(report, res.json?.connections)
     // Read defensively: apps from before the field send none, which counts as confirmed.
-    if (report.deregistration === 'unconfirmed') {
+    const deregistration = report.deregistration
+    if (deregistration?.state === 'unconfirmed') {
+      const tries = `${deregistration.attempts} attempt${deregistration.attempts === 1 ? '' : 's'}${deregistration.lastError ? `, last error: ${deregistration.lastError}` : ''}`
       const what = offline ? line : report.outcome === 'cut' ? `the drain was cut short (the app is '${state}')` : `the app is '${state ?? 'unknown'}'`
-      return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration: consumers may still route to this app. Check the registry and ${statusUrl.href}`)
+      return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration (${tries}): consumers may still route to this app. Check the registry and ${statusUrl.href}`)
     }
     if (offline) {
       say(line + (state === 'offline' ? '' : `; the app is ${state} now`))

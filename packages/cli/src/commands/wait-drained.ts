@@ -2,8 +2,8 @@ import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag } from '../args.ts'
 import { delay } from '../delay.ts'
 import { call, createAgent, networkFailure } from '../http.ts'
+import { DEFAULT_ADMIN_URL } from '@lameduck/core'
 
-export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:54199'
 const LABEL = 'lameduck wait-drained'
 /** The app no longer needs its sidecar in these states. */
 const DONE = new Set(['offline', 'stopped'])
