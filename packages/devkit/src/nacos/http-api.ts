@@ -6,6 +6,7 @@ import {
   agentOf, canPush, checkClusterName, NacosHttpError, parseMetadata, parseWeight, peerAddress, pushAddress, readForm, RequestParams
 } from './request-params.ts'
 import { buildServiceInfo, type ServiceInfoQuery } from './service-info.ts'
+import type { ServiceStorage } from './service-storage.ts'
 
 // The v1 naming HTTP API (InstanceController, OperatorController, ServiceController)
 // as far as v1 clients use it. Responses follow Nacos 2.x/3.x.
@@ -15,6 +16,7 @@ export const RESPONSE_CODE = { ok: 10200, resourceNotFound: 20404 } as const
 export interface HttpApiContext {
   options: ResolvedNacosServerOptions
   store: NamingStore
+  storage: ServiceStorage
   push: PushService
   serverList: () => string
   emit: (event: string, payload: unknown) => void
@@ -112,7 +114,7 @@ export function createHttpHandler (ctx: HttpApiContext): (req: IncomingMessage, 
         lastSeen: ctx.now()
       })
     }
-    return buildServiceInfo(store.service(namespaceId, name), query, settings())
+    return buildServiceInfo(ctx.storage.get(namespaceId, name), query, settings())
   }
 
   const beat: Handler = (p) => {

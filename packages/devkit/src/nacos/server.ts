@@ -5,6 +5,7 @@ import { DEFAULT_GROUP, DEFAULT_NAMESPACE, GROUP_SPLITTER, NamingStore, type Cha
 import { resolveServerOptions, type NacosServerOptions, type ResolvedNacosServerOptions } from './options.ts'
 import { PushService, type PushRecord, type Subscriber } from './push-service.ts'
 import { buildServiceInfo } from './service-info.ts'
+import { ServiceStorage } from './service-storage.ts'
 
 export interface ChangeEvent {
   namespaceId: string
@@ -63,7 +64,7 @@ export interface NacosServer {
   events: EventEmitter<NacosServerEvents>
   /** Instances as the server holds them (every status), for assertions. */
   instances(service: string, where?: { namespaceId?: string, groupName?: string }): InstanceView[]
-  /** The ServiceInfo the server would answer to GET /instance/list right now. */
+  /** The ServiceInfo the server would answer to GET /instance/list right now (the last push task's snapshot). */
   serviceInfo(service: string, where?: { namespaceId?: string, groupName?: string, clusters?: string, healthyOnly?: boolean }): ReturnType<typeof buildServiceInfo>
   subscribers(): Subscriber[]
   stats(): { pushes: { sent: number, acked: number, resent: number, failed: number }, services: number, instances: number }
@@ -86,7 +87,8 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
     ...o,
     now,
     emit,
-    build: (s) => buildServiceInfo(store.service(s.namespaceId, s.name), { name: s.name, groupName: s.groupName, clusters: s.clusters, healthyOnly: false }, { ...o, now: now() })
+    build: (s) => buildServiceInfo(storage.get(s.namespaceId, s.name), { name: s.name, groupName: s.groupName, clusters: s.clusters, healthyOnly: false }, { ...o, now: now() }),
+    onTask: (namespaceId, name) => storage.refresh(namespaceId, name)
   })
   const store: NamingStore = new NamingStore({
     ...o,
@@ -98,8 +100,9 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
       push.changed(service.namespaceId, service.name)
     }
   })
+  const storage = new ServiceStorage(store)
 
-  const http = createServer({ keepAliveTimeout: 30_000 }, createHttpHandler({ options: o, store, push, serverList: () => serverList, emit, now }))
+  const http = createServer({ keepAliveTimeout: 30_000 }, createHttpHandler({ options: o, store, storage, push, serverList: () => serverList, emit, now }))
   http.listen(o.port, o.host)
   try {
     await once(http, 'listening')
@@ -141,7 +144,7 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
     },
     serviceInfo (service, where = {}) {
       const { namespaceId, name, groupName } = locate(service, where)
-      return buildServiceInfo(store.service(namespaceId, name), { name, groupName, clusters: where.clusters ?? '', healthyOnly: where.healthyOnly ?? false }, { ...o, now: now() })
+      return buildServiceInfo(storage.get(namespaceId, name), { name, groupName, clusters: where.clusters ?? '', healthyOnly: where.healthyOnly ?? false }, { ...o, now: now() })
     },
     subscribers: () => push.subscribers(),
     stats () {
@@ -160,6 +163,7 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
         http.closeAllConnections()
         await Promise.all([closed, push.close()])
         store.clear()
+        storage.clear()
         events.removeAllListeners()
         o.logger.info({}, `nacos: naming server on ${serverList} stopped`)
       })()
