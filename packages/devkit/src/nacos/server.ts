@@ -1,7 +1,7 @@
 import { EventEmitter, once } from 'node:events'
 import { createServer } from 'node:http'
 import { createHttpHandler } from './http-api.ts'
-import { DEFAULT_GROUP, DEFAULT_NAMESPACE, GROUP_SPLITTER, NamingStore, type ChangeReason, type StoredInstance } from './naming-store.ts'
+import { DEFAULT_GROUP, DEFAULT_NAMESPACE, GROUP_SPLITTER, NamingStore, type ChangeReason, type DistroOp, type StoredInstance, type StoredService } from './naming-store.ts'
 import { resolveServerOptions, type NacosServerOptions, type ResolvedNacosServerOptions } from './options.ts'
 import { PushService, type PushRecord, type Subscriber } from './push-service.ts'
 import { buildServiceInfo } from './service-info.ts'
@@ -77,7 +77,15 @@ export interface NacosServer {
 
 /** Starts a local Nacos naming server (v1 HTTP API + UDP push) on `host:port`. */
 export async function startNacos (options: NacosServerOptions = {}): Promise<NacosServer> {
+  return (await startNacosNode(options)).server
+}
+
+/** A node of a cluster: `replicate` gets every change made here; `apply` takes the others' changes. */
+export interface NacosNode { server: NacosServer, apply(op: DistroOp): void }
+
+export async function startNacosNode (options: NacosServerOptions, replicate?: (op: DistroOp) => void): Promise<NacosNode> {
   const o = resolveServerOptions(options)
+  let applying = false
   const events = new EventEmitter<NacosServerEvents>()
   const emit = (event: string, payload: unknown): void => { (events.emit as (e: string, p: unknown) => boolean)(event, payload) }
   const now = (): number => Date.now()
@@ -98,6 +106,11 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
       o.logger.info({ nacos: change }, `nacos: ${reason} ${service.name} ${instance.ip}:${instance.port} (${instance.clusterName}, ${service.namespaceId})`)
       emit('change', change)
       push.changed(service.namespaceId, service.name)
+      if (replicate !== undefined && !applying) replicate(distroOp(service, reason, instance))
+    },
+    onBeat (service, instance) {
+      if (replicate === undefined || applying) return
+      replicate({ kind: 'beat', namespaceId: service.namespaceId, name: service.name, ip: instance.ip, port: instance.port, clusterName: instance.clusterName })
     }
   })
   const storage = new ServiceStorage(store)
@@ -130,7 +143,7 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
   const { logger: _logger, ...publicOptions } = o
   o.logger.info({ nacos: { url: `http://${serverList}/nacos`, udpPort } }, `nacos: naming server listening on http://${serverList}/nacos`)
 
-  return {
+  const server: NacosServer = {
     url: `http://${serverList}/nacos`,
     serverList,
     host: o.host,
@@ -170,4 +183,17 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
       return closing
     }
   }
+  return {
+    server,
+    apply (op) {
+      applying = true
+      try { store.apply(op) } finally { applying = false }
+    }
+  }
+}
+
+function distroOp (service: StoredService, reason: ChangeReason, instance: StoredInstance): DistroOp {
+  const { namespaceId, name, groupName } = service
+  if (reason === 'deregister' || reason === 'expired') return { kind: 'remove', namespaceId, name, reason, ip: instance.ip, port: instance.port, clusterName: instance.clusterName }
+  return { kind: 'upsert', namespaceId, name, groupName, reason, instance: { ...instance, metadata: { ...instance.metadata } } }
 }
