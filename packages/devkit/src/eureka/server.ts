@@ -8,6 +8,7 @@ import { encodeApplication, encodeApplications, encodeInstance, type Format } fr
 import { parseStatusStrict } from './instance-info.ts'
 import { InstanceRegistry } from './instance-registry.ts'
 import { resolveEurekaServerOptions, type EurekaServerOptions, type ResolvedEurekaServerOptions } from './options.ts'
+import { PeerReplicator, REPLICATION_HEADER, type ReplicationTask } from './peer-replication.ts'
 import { parseRegistration } from './registration-body.ts'
 import { ResponseCache, type CacheValue } from './response-cache.ts'
 
@@ -29,6 +30,12 @@ export interface EurekaServer {
   refreshCache(): void
   /** Runs the eviction task now; returns the evicted APP/id pairs. */
   evict(): string[]
+  /** Self-preservation bookkeeping: expected clients, renews threshold and last minute, whether expiry runs. */
+  selfPreservation(): ReturnType<InstanceRegistry['selfPreservationState']>
+  /** Adds a peer (its base URL, …/eureka) that changes made here are replicated to. */
+  addPeer(url: string): void
+  /** Replication: changes queued for the next batch, and what was sent. */
+  replication(): { peers: string[], pending: number, batches: number, requests: number, failures: number }
   close(): Promise<void>
 }
 
@@ -112,6 +119,13 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
   every(o.renewsMeasureIntervalMs, () => registry.rollRenewsMeasurement())
   every(o.renewalThresholdUpdateIntervalMs, () => registry.updateRenewalThreshold())
 
+  const replicator = new PeerReplicator({ batchMs: o.replicationBatchMs, clock, logger })
+  replicator.peers.push(...o.peerUrls)
+  const instanceBody = (app: string, id: string) => (): string | undefined => {
+    const lease = registry.instance(app, id)
+    return lease === undefined ? undefined : encodeInstance(lease, 'json')
+  }
+
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       logger.error({ err }, 'eureka: request failed')
@@ -142,6 +156,8 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
     const format: Format = (req.headers.accept ?? '').includes('json') ? 'json' : 'xml'
     const gzip = (req.headers['accept-encoding'] ?? '').includes('gzip')
     const q = url.searchParams
+    // A peer's replicated request is applied here and not replicated again.
+    const replicate = req.headers[REPLICATION_HEADER] === 'true' ? () => {} : (task: ReplicationTask): void => replicator.enqueue(task)
 
     if (resource === 'apps') {
       if (args.length === 0) return method === 'GET' ? sendCached(res, cache.get(`${format}:ALL_APPS`), format, gzip) : send(res, 405)
@@ -153,7 +169,7 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
       const app = args[0]!.toUpperCase()
       if (args.length === 1) {
         if (method === 'GET') return sendCached(res, cache.get(`${format}:APP:${app}`), format, gzip)
-        if (method === 'POST') return register(req, res, app)
+        if (method === 'POST') return register(req, res, app, replicate)
         return send(res, 405)
       }
       const id = args[1]!
@@ -163,8 +179,12 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
             const lease = registry.instance(app, id)
             return lease === undefined ? send(res, 404) : send(res, 200, format === 'json' ? JSON_TYPE : XML_TYPE, encodeInstance(lease, format))
           }
-          case 'PUT': return renew(res, app, id, q)
-          case 'DELETE': return send(res, registry.cancel(app, id) ? 200 : 404)
+          case 'PUT': return renew(res, app, id, q, replicate)
+          case 'DELETE': {
+            if (!registry.cancel(app, id)) return send(res, 404)
+            replicate({ action: 'Cancel', app, id })
+            return send(res, 200)
+          }
           default: return send(res, 405)
         }
       }
@@ -175,13 +195,17 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
           // InstanceStatus.valueOf(value): a missing or unknown value is a 500 on a real server.
           const status = parseStatusStrict(q.get('value'))
           if (status === undefined) return send(res, 500, 'text/plain', `No enum constant InstanceStatus.${q.get('value')}`)
-          return send(res, registry.statusUpdate(app, id, status, dirty) ? 200 : 500)
+          if (!registry.statusUpdate(app, id, status, dirty)) return send(res, 500)
+          replicate({ action: 'StatusUpdate', app, id, query: q.toString() })
+          return send(res, 200)
         }
         if (method === 'DELETE') {
           const value = q.get('value')
           const status = value === null ? 'UNKNOWN' : parseStatusStrict(value)
           if (status === undefined) return send(res, 500, 'text/plain', `No enum constant InstanceStatus.${value}`)
-          return send(res, registry.deleteStatusOverride(app, id, status, dirty) ? 200 : 500)
+          if (!registry.deleteStatusOverride(app, id, status, dirty)) return send(res, 500)
+          replicate({ action: 'DeleteStatusOverride', app, id, query: q.toString() })
+          return send(res, 200)
         }
         return send(res, 405)
       }
@@ -203,7 +227,7 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
     return send(res, 404)
   }
 
-  async function register (req: IncomingMessage, res: ServerResponse, app: string): Promise<void> {
+  async function register (req: IncomingMessage, res: ServerResponse, app: string, replicate: (task: ReplicationTask) => void): Promise<void> {
     const type = req.headers['content-type'] ?? ''
     if (type.includes('xml')) return send(res, 415, 'text/plain', 'This local Eureka server accepts JSON registrations only')
     let body: unknown
@@ -215,16 +239,20 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
     const parsed = parseRegistration(body, app, o.strict, clock.now())
     if (!parsed.ok) return send(res, parsed.status, 'text/plain', parsed.message)
     registry.register(parsed.info)
+    replicate({ action: 'Register', app, id: parsed.info.id, instance: instanceBody(app, parsed.info.id) })
     logger.info({ app, id: parsed.info.id, status: parsed.info.status }, `eureka: registered ${app}/${parsed.info.id} (${parsed.info.status})`)
     return send(res, 204)
   }
 
-  function renew (res: ServerResponse, app: string, id: string, q: URLSearchParams): void {
+  function renew (res: ServerResponse, app: string, id: string, q: URLSearchParams, replicate: (task: ReplicationTask) => void): void {
     if (!registry.renew(app, id)) return send(res, 404)
     // A client whose copy is newer than ours must re-register (InstanceResource.validateDirtyTimestamp).
     const theirs = optionalNumber(q.get('lastDirtyTimestamp'))
     const ours = registry.lastDirtyTimestamp(app, id)
     if (theirs !== undefined && ours !== undefined && theirs > ours) return send(res, 404)
+    const lease = registry.instance(app, id)
+    const query = new URLSearchParams({ status: lease?.holder.status ?? 'UP', lastDirtyTimestamp: String(ours ?? clock.now()) })
+    replicate({ action: 'Heartbeat', app, id, query: query.toString(), instance: instanceBody(app, id) })
     return send(res, 200)
   }
 
@@ -247,9 +275,13 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
     requests: () => log.slice(),
     refreshCache: () => cache.refresh(),
     evict: evictNow,
+    selfPreservation: () => registry.selfPreservationState(),
+    addPeer (url) { replicator.peers.push(url.replace(/\/+$/, '')) },
+    replication: () => ({ peers: [...replicator.peers], pending: replicator.pending, ...replicator.stats }),
     async close () {
       if (closed) return
       closed = true
+      replicator.close()
       for (const t of timers) clock.clearTimeout(t)
       timers.clear()
       cache.close()
