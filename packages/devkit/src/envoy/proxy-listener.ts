@@ -205,15 +205,15 @@ export class ProxyListener {
     let finished = false
     let attempt = 0
     let current: ClientRequest | null = null
-    // The route timeout covers every try, retries included (router docs).
+    // The route timeout covers every try, retries included, up to the end of the response (router docs).
     const { upstreamTimeoutMs } = this.host.options
     const timer = upstreamTimeoutMs > 0
       ? this.#setTimer(() => {
         finished = true
         current?.destroy()
-        log(res.headersSent ? 0 : 504, 'UT', 'upstream_response_timeout', attempt)
-        if (!res.headersSent) this.#localReply(conn, res, 504, 'upstream request timeout')
-        else res.destroy()
+        if (res.headersSent) { res.destroy(); return } // the body did not finish in time
+        log(504, 'UT', 'upstream_response_timeout', attempt)
+        this.#localReply(conn, res, 504, 'upstream request timeout')
       }, upstreamTimeoutMs)
       : null
     const finish = (): boolean => {
@@ -226,7 +226,9 @@ export class ProxyListener {
       attempt++
       current = this.#tryUpstream(req, res, body, {
         onResponse: (ures) => {
-          if (!finish()) { ures.destroy(); return }
+          if (finished) { ures.destroy(); return }
+          // No retry after this; the route timeout still covers the body.
+          ures.once('end', () => { finish() })
           const headers = copyHeaders(ures.headers)
           headers.server = 'envoy' // server_header_transformation: OVERWRITE
           headers['x-envoy-upstream-service-time'] = String(Date.now() - started)
