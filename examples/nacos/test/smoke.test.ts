@@ -19,7 +19,8 @@ import { readSettings, type Settings } from '../src/settings.ts'
 
 const SCALE = '0.1'
 const MARGIN_MS = 1_000
-const WINDOW_MS = 1_150 + MARGIN_MS
+// Scaled push delay, poll and margin (1150) + the server's 100 ms push-task check, a fixed delay.
+const WINDOW_MS = 1_150 + 100 + MARGIN_MS
 const providerEntry = fileURLToPath(new URL('../src/provider.ts', import.meta.url))
 
 interface Provider { id: string, admin: string, child: ChildProcess, output: string[] }

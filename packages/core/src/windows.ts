@@ -4,8 +4,14 @@ import { InvalidOptionError } from './errors.ts'
 // after it deregistered: the sum of every cache between the registry and the
 // consumer's connection pool. Every field is a worst case in milliseconds.
 export interface WindowParts {
-  /** Registry server response cache (Eureka read-only cache: 30 s; Nacos: push delay). */
+  /** Registry server response cache (Eureka read-only cache: 30 s; Nacos: push delay + 100 ms task check, the list snapshot). */
   serverCacheMs: number
+  /**
+   * Replication between registry servers, when consumers may read another server than
+   * the one the provider wrote to (Eureka peers: 500 ms batches; Nacos distro sync: 1 s).
+   * A fixed delay: do not scale it with the others. Default 0 (one server).
+   */
+  replicationMs: number
   /** Consumer's registry fetch or poll interval (eureka client 30 s; Nacos cacheMillis 10 s). */
   clientFetchMs: number
   /** Consumer's balancer server-list refresh (Ribbon 30 s; Spring Cloud LoadBalancer 35 s). */
@@ -16,17 +22,18 @@ export interface WindowParts {
   marginMs: number
 }
 
-export const WINDOW_PARTS: readonly (keyof WindowParts)[] = ['serverCacheMs', 'clientFetchMs', 'balancerRefreshMs', 'endpointLagMs', 'marginMs']
+export const WINDOW_PARTS: readonly (keyof WindowParts)[] = ['serverCacheMs', 'replicationMs', 'clientFetchMs', 'balancerRefreshMs', 'endpointLagMs', 'marginMs']
 
 const WHY: Record<keyof WindowParts, string> = {
   serverCacheMs: 'registry server cache',
+  replicationMs: 'registry replication between servers',
   clientFetchMs: 'consumer registry fetch',
   balancerRefreshMs: 'consumer balancer refresh',
   endpointLagMs: 'endpoint propagation',
   marginMs: 'safety margin'
 }
 
-const zero: WindowParts = { serverCacheMs: 0, clientFetchMs: 0, balancerRefreshMs: 0, endpointLagMs: 0, marginMs: 0 }
+const zero: WindowParts = { serverCacheMs: 0, replicationMs: 0, clientFetchMs: 0, balancerRefreshMs: 0, endpointLagMs: 0, marginMs: 0 }
 
 /**
  * Presets: defaults of the systems they are named after (see the README for sources).

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { propagationWindow, InvalidOptionError } from '@lameduck/core'
+import { propagationWindow, InvalidOptionError, WINDOW_PRESETS } from '@lameduck/core'
 
 test('presets add up to the documented windows', () => {
   const cases: Array<[Parameters<typeof propagationWindow>[0], number, number]> = [
@@ -52,4 +52,12 @@ test('bad window input names the option and the fix', () => {
       return true
     })
   }
+})
+
+test('replicationMs: a part of its own in the total and the breakdown, 0 in every preset', () => {
+  const w = propagationWindow({ preset: 'eureka-node', replicationMs: 500 })
+  assert.equal(w.totalMs, 60_500)
+  assert.deepEqual(w.breakdown.map((b) => b.part), ['serverCacheMs', 'replicationMs', 'clientFetchMs'])
+  assert.equal(w.breakdown[1]!.why, 'registry replication between servers')
+  for (const preset of Object.values(WINDOW_PRESETS)) assert.equal(preset.replicationMs, 0)
 })

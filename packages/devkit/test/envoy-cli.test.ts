@@ -77,6 +77,11 @@ test('flags: help, missing and bad values exit 2 with the reason', async () => {
   assert.match((await run(['--listen', '0', '--upstream', 'ftp://x']))[2], /upstream: must be an http:\/\/ URL/)
   assert.equal((await run(['--listen', '0', '--upstream', 'ftp://x']))[0], 2)
   assert.equal((await run(['--bogus']))[0], 2)
+  assert.match((await run(['--listen', '0', '--upstream', 'http://x', '--retry-on', 'reset']))[2], /retryOn: must be 'reset-before-request', 'connect-failure', 'none'/)
+  assert.match((await run(['--listen', '0', '--upstream', 'http://x', '--exit-on-zero-active-connections']))[2], /needs --istio/)
+  const [istioCode, istioOut] = await run(['--listen', '0', '--admin', '0', '--upstream', 'http://127.0.0.1:1', '--outbound', 'http://127.0.0.1:2', '--istio', '--retry-on', 'none'])
+  assert.equal(istioCode, 0)
+  assert.match(istioOut, /envoy outbound listening on http:\/\/127\.0\.0\.1:\d+ -> http:\/\/127\.0\.0\.1:2\n/)
   // An aborted signal: starts, prints, stops at once.
   const [code, out] = await run(['--listen', '0', '--admin', '0', '--upstream', 'http://127.0.0.1:1'])
   assert.equal(code, 0)

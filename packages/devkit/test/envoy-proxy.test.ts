@@ -161,7 +161,7 @@ test('upstream failures become Envoy\'s local replies', async (t) => {
   await app.close()
   const down = await raw(envoy.url + '/x')
   assert.equal(down.status, 503)
-  assert.equal(down.body, 'upstream connect error or disconnect/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused')
+  assert.equal(down.body, 'upstream connect error or disconnect/reset before headers. retried and the latest reset reason: remote connection failure, transport failure reason: delayed connect error: 111')
   assert.equal(down.headers.server, 'envoy')
 })
 

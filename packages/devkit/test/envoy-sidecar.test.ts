@@ -190,6 +190,10 @@ test('options are validated at the edge, named as the plugin\'s sidecar option',
   invalid({ readyTimeoutMs: Number.NaN }, 'sidecar.readyTimeoutMs', /milliseconds/)
   invalid({ minDrainMs: 10_000, drainTimeoutMs: 5_000 }, 'sidecar.minDrainMs', /must not exceed sidecar\.drainTimeoutMs/)
   invalid({ connections: { method: 'prom' as 'istio' } }, 'sidecar.connections.method', /'istio', 'contour', 'json'/)
+  invalid({ unavailableWaitMs: -1 }, 'sidecar.unavailableWaitMs', /milliseconds/)
+  invalid({ connections: { inboundListeners: '0.0.0.0_15006' as unknown as string[] } }, 'sidecar.connections.inboundListeners', /array of strings/)
+  assert.equal(envoySidecar({ drain: 'healthcheck' }).options.inboundListeners, undefined, 'a healthcheck drain drains every listener, so every one counts')
+  assert.deepEqual(envoySidecar({ connections: { inboundListeners: [] } }).options.inboundListeners, [])
   const none = envoySidecar({ waitReady: false, drain: false })
   assert.deepEqual([none.beforeRegister, none.afterWindow], [[], []])
   assert.deepEqual(envoySidecar().options, {
@@ -204,6 +208,8 @@ test('options are validated at the edge, named as the plugin\'s sidecar option',
     minDrainMs: 0,
     drainTimeoutMs: 30_000,
     checkIntervalMs: 1000,
+    unavailableWaitMs: 5000,
+    inboundListeners: ['0.0.0.0_15006', '[__]_15006'],
     drainAttempts: 4,
     drainBackoff: { initialMs: 200, factor: 5, maxMs: 5000, jitter: 0.1 }
   })

@@ -56,9 +56,22 @@ test('runEurekaCli stops on an abort signal (in-process)', async () => {
   let out = ''
   const running = runEurekaCli(['--port', '0', '--lease-duration-ms', '5000', '--no-lease-expiry-bug'], { stdout: { write: (s: string) => { out += s } }, signal: ac.signal })
   const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out), 'the address line', 5_000, 5))![1]!
-  await until(() => /leases 5000 ms\n/.test(out), 'the settings line', 5_000, 5)
+  await until(() => /leases 5000 ms, self-preservation on\n/.test(out), 'the settings line', 5_000, 5)
   assert.equal((await call('GET', `${url}/apps`)).status, 200)
   ac.abort()
   await running
   await assert.rejects(call('GET', `${url}/apps`), 'the server is closed')
+})
+
+test('--peers 2 starts two servers that replicate; --no-self-preservation turns it off', async (t) => {
+  const ac = new AbortController()
+  t.after(() => ac.abort())
+  let out = ''
+  const running = runEurekaCli(['--port', '0', '--peers', '2', '--no-readonly-cache', '--replication-batch-ms', '50', '--no-self-preservation'], { stdout: { write: (s: string) => { out += s } }, signal: ac.signal })
+  const urls = (await until(() => { const m = [...out.matchAll(/listening on (http:\/\/\S+) \(apps:/g)].map((x) => x[1]!); return m.length === 2 && m }, 'two address lines', 5_000, 5)) as string[]
+  assert.match(out, /self-preservation off, replicating to http:\/\/127\.0\.0\.1:\d+\/eureka every 50 ms/)
+  assert.equal((await call('POST', `${urls[0]}/apps/orders`, { body: body('o1') })).status, 204)
+  await until(async () => (await call('GET', `${urls[1]}/apps/orders/o1`)).status === 200, 'the second server to get the replicated register')
+  ac.abort()
+  await running
 })

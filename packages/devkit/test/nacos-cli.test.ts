@@ -24,6 +24,7 @@ test('flags map to server options; bad flags name themselves', () => {
     pushTo: 'peer'
   })
   assert.deepEqual(parseNacosArgs([]).options, { port: 8848 })
+  assert.deepEqual(parseNacosArgs(['--nodes', '2', '--distro-sync-delay-ms', '1000', '--push-check-interval-ms', '100']).options, { port: 8848, nodes: 2, distroSyncDelayMs: 1000, pushCheckIntervalMs: 100 })
   assert.throws(() => parseNacosArgs(['--cache-millis', 'soon']), (err: unknown) => err instanceof InvalidOptionError && err.option === '--cache-millis')
   assert.throws(() => parseNacosArgs(['--bogus']), (err: unknown) => err instanceof InvalidOptionError && /--bogus/.test(err.message))
 })
@@ -39,6 +40,22 @@ test('runNacosCli prints its address, serves, and --help prints usage', async (t
   assert.match(lines.at(-1)!, new RegExp(`listening on ${server.url.replaceAll('.', '\\.')} .*cacheMillis 1234 ms`))
   const res = await fetch(`${server.url}/v1/ns/instance/list?serviceName=orders`)
   assert.equal(((await res.json()) as { cacheMillis: number }).cacheMillis, 1234)
+})
+
+test('runNacosCli --nodes 2 starts a cluster; a write on one node reaches the other', async (t) => {
+  const lines: string[] = []
+  const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), signals: [] }
+  const server = await runNacosCli(['--port', '0', '--nodes', '2', '--distro-sync-delay-ms', '20', '--push-delay-ms', '0', '--quiet'], io)
+  assert.ok(server)
+  t.after(() => server.close())
+  const serverList = /serverList (\S+) \(distro sync 20 ms\)/.exec(lines.join('\n'))?.[1] ?? ''
+  assert.ok(serverList.includes(','), lines.join('\n'))
+  const [, other] = serverList.split(',')
+  assert.equal(await (await fetch(`${server.url}/v1/ns/instance?serviceName=orders&ip=127.0.0.1&port=8080`, { method: 'POST' })).text(), 'ok')
+  await waitFor('the other node to list it', async () => {
+    const list = (await (await fetch(`http://${other}/nacos/v1/ns/instance/list?serviceName=orders`)).json()) as { hosts: unknown[] }
+    return list.hosts.length === 1
+  })
 })
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -10,7 +10,8 @@ const beatBody = (port: number, extra: Record<string, unknown> = {}): string =>
   JSON.stringify({ serviceName: 'DEFAULT_GROUP@@orders', ip: '127.0.0.1', port, cluster: 'DEFAULT', weight: 3, metadata: { v: '2' }, ...extra })
 
 test('registration reads the query string or a form body, both enable spellings and both metadata forms', async (t) => {
-  const server = await startNacos()
+  // The list is the push task's snapshot: pushDelayMs 0 refreshes it at the next 100 ms check.
+  const server = await startNacos({ pushDelayMs: 0 })
   t.after(() => server.close())
   await register(server, 'orders', 8080, { enable: false, weight: 2.5, metadata: 'a=1,b=x=y', clusterName: 'c-1' })
   const form = await nacosHttp(server, 'POST', '/instance', { serviceName: 'orders', groupName: 'G', ip: '127.0.0.1', port: 8081, enabled: 'true', metadata: '{"n":1}', namespaceId: 'dev' }, { form: true })
@@ -25,6 +26,7 @@ test('registration reads the query string or a form body, both enable spellings 
   // Disabled instances are not listed; clusters filter.
   assert.equal(server.serviceInfo('orders').hosts.length, 0)
   await register(server, 'orders', 8082, { clusterName: 'c-2' })
+  await waitFor('the push task to refresh the snapshot', () => server.serviceInfo('orders').hosts.length === 1)
   assert.deepEqual(server.serviceInfo('orders', { clusters: 'c-1,c-2' }).hosts.map((h) => h.port), [8082])
   assert.deepEqual(server.serviceInfo('orders', { clusters: 'c-1' }).hosts.map((h) => h.port), [])
 
@@ -37,7 +39,7 @@ test('registration reads the query string or a form body, both enable spellings 
   assert.equal((await nacosHttp(server, 'PUT', '/instance', { serviceName: 'orders', ip: '127.0.0.1', port: 8080, clusterName: 'c-1', enabled: true })).text, 'ok')
   const detail = await nacosHttp(server, 'GET', '/instance', { serviceName: 'orders', ip: '127.0.0.1', port: 8080, clusterName: 'c-1' })
   assert.equal(detail.json.instanceId, '127.0.0.1#8080#c-1#DEFAULT_GROUP@@orders')
-  assert.equal(server.serviceInfo('orders', { clusters: 'c-1' }).hosts.length, 1)
+  await waitFor('the enabled instance in the snapshot', () => server.serviceInfo('orders', { clusters: 'c-1' }).hosts.length === 1)
 })
 
 test('bad requests get 400 with Nacos-style messages; unknown paths 404, wrong methods 405', async (t) => {

@@ -17,6 +17,8 @@ export interface ConnectionCountOptions {
   excludePrefixes?: readonly string[]
   /** Count only stats (istio/json: raw name; contour: HCM prefix) matching this. */
   include?: RegExp
+  /** istio/json: when one of these listener stat addresses is present, count only those (e.g. ISTIO_INBOUND_LISTENERS). Default none. */
+  inboundListeners?: readonly string[]
   signal?: AbortSignal
 }
 
@@ -97,7 +99,8 @@ export class EnvoyAdmin {
       method: oneOf('envoyAdmin.connections.method', c.method, CONNECTION_METHODS, 'istio'),
       excludePorts: ports('envoyAdmin.connections.excludePorts', c.excludePorts),
       excludePrefixes: strings('envoyAdmin.connections.excludePrefixes', c.excludePrefixes),
-      include: regexp('envoyAdmin.connections.include', c.include)
+      include: regexp('envoyAdmin.connections.include', c.include),
+      inboundListeners: strings('envoyAdmin.connections.inboundListeners', c.inboundListeners)
     }
     this.#ownDispatcher = options.dispatcher === undefined
     this.#dispatcher = options.dispatcher ??

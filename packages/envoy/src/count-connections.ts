@@ -15,6 +15,13 @@ export interface ListenerCountOptions {
   excludePorts?: readonly number[]
   /** When set, only stats whose raw name matches are counted (e.g. only the inbound listener). */
   include?: RegExp
+  /**
+   * Listener stat addresses (`0.0.0.0_15006`) that are inbound: when the stats carry one
+   * of them, only they count. After an inbound-only drain the app's own outbound
+   * connections (to its registry or database) stay open until it exits, and Istio's
+   * rule, which sums every listener, would never reach 0. Default none: every listener.
+   */
+  inboundListeners?: readonly string[]
 }
 
 export interface ContourCountOptions {
@@ -31,6 +38,8 @@ export interface ConnectionCount {
   reason?: string
 }
 
+/** Istio's inbound capture listener (virtualInbound), IPv4 and IPv6 stat names. */
+export const ISTIO_INBOUND_LISTENERS: readonly string[] = ['0.0.0.0_15006', '[__]_15006']
 export const DEFAULT_EXCLUDED_PORTS: readonly number[] = [15021, 15090]
 export const CONTOUR_EXCLUDED_PREFIXES: readonly string[] = ['admin', 'envoy-admin', 'stats', 'health', 'stats-health']
 export const CONTOUR_STAT = 'envoy_http_downstream_cx_active'
@@ -66,9 +75,12 @@ export function isCountedListenerStat (name: string, options: ListenerCountOptio
 function sumListeners (stats: Array<{ name: string, value: number | null }>, options: ListenerCountOptions): ConnectionCount {
   let sum = 0
   let seen = false
+  const inbound = new Set((options.inboundListeners ?? []).map((a) => `listener.${a}.downstream_cx_active`))
+  const inboundOnly = stats.some((s) => inbound.has(s.name))
   for (const { name, value } of stats) {
     if (!LISTENER_STAT.test(name)) continue
     seen = true
+    if (inboundOnly && !inbound.has(name)) continue
     if (!isCountedListenerStat(name, options)) continue
     if (value === null) return { count: -1, reason: `stat '${name}' has no numeric value` }
     sum += value

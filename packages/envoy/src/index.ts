@@ -11,7 +11,7 @@ export { SERVER_STATES, SERVER_STATE_GAUGE, parseReadyBody } from './server-stat
 export type { EnvoyServerState } from './server-state.ts'
 export {
   countIstio, countContour, countJson, countConnections, isCountedListenerStat,
-  CONNECTION_STATS_PATHS, DEFAULT_EXCLUDED_PORTS, CONTOUR_EXCLUDED_PREFIXES, CONTOUR_STAT
+  CONNECTION_STATS_PATHS, DEFAULT_EXCLUDED_PORTS, ISTIO_INBOUND_LISTENERS, CONTOUR_EXCLUDED_PREFIXES, CONTOUR_STAT
 } from './count-connections.ts'
 export type { ConnectionCount, ConnectionCountMethod, ListenerCountOptions, ContourCountOptions } from './count-connections.ts'
 export { parseStatsText } from './parse-stats-text.ts'

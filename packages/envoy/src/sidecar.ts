@@ -5,7 +5,8 @@
 import { backoffDelay, InvalidOptionError, SHUTDOWN_DEFAULTS, sleep, type BackoffOptions, type DrainStep, type StartupStep } from '@lameduck/core'
 import { EnvoyAdmin, type ConnectionCountOptions } from './admin-client.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
-import { count, duration, flag, oneOf } from './options.ts'
+import { ISTIO_INBOUND_LISTENERS } from './count-connections.ts'
+import { count, duration, flag, oneOf, strings } from './options.ts'
 
 export type SidecarDrain = 'listeners' | 'healthcheck' | false
 
@@ -36,7 +37,19 @@ export interface EnvoySidecarOptions {
   drainTimeoutMs?: number
   /** Pause between connection polls. Default 1000. */
   checkIntervalMs?: number
-  /** How to count connections. Default { method: 'istio' } (listener stats, so TCP proxies count too). */
+  /**
+   * When Envoy cannot count its connections (Istio keeps `downstream_cx_active` only with
+   * EXIT_ON_ZERO_ACTIVE_CONNECTIONS), wait this long after the drain call instead of
+   * polling to drainTimeoutMs. Default 5000: Istio's terminationDrainDuration, the time
+   * Istio itself gives Envoy when it does not count.
+   */
+  unavailableWaitMs?: number
+  /**
+   * How to count connections. Default { method: 'istio' } (listener stats, so TCP proxies
+   * count too); with drain 'listeners' and inboundOnly, `inboundListeners` defaults to
+   * Istio's inbound listener (ISTIO_INBOUND_LISTENERS), so the app's own outbound
+   * connections do not hold the drain; [] counts every listener.
+   */
   connections?: Omit<ConnectionCountOptions, 'signal'>
   /** Tries of the drain call. Default 4 (Contour). */
   drainAttempts?: number
@@ -58,6 +71,8 @@ export interface ResolvedEnvoySidecarOptions {
   minDrainMs: number
   drainTimeoutMs: number
   checkIntervalMs: number
+  unavailableWaitMs: number
+  inboundListeners: readonly string[] | undefined
   drainAttempts: number
   drainBackoff: BackoffOptions
 }
@@ -93,6 +108,9 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
     minDrainMs: duration('sidecar.minDrainMs', options.minDrainMs, 0),
     drainTimeoutMs: duration('sidecar.drainTimeoutMs', options.drainTimeoutMs, SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs),
     checkIntervalMs: duration('sidecar.checkIntervalMs', options.checkIntervalMs, 1000, { positive: true }),
+    unavailableWaitMs: duration('sidecar.unavailableWaitMs', options.unavailableWaitMs, 5000),
+    inboundListeners: strings('sidecar.connections.inboundListeners', options.connections?.inboundListeners) ??
+      (options.drain !== 'healthcheck' && options.drain !== false && options.inboundOnly !== false ? ISTIO_INBOUND_LISTENERS : undefined),
     drainAttempts: count('sidecar.drainAttempts', options.drainAttempts, 4) || 1,
     drainBackoff: options.drainBackoff ?? CONTOUR_BACKOFF
   }
@@ -152,6 +170,8 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
             max: o.maxOpenConnections,
             minDrainMs: o.minDrainMs,
             intervalMs: o.checkIntervalMs,
+            unavailableWaitMs: o.unavailableWaitMs,
+            inboundListeners: o.inboundListeners,
             deadline,
             signal,
             clock,
@@ -164,6 +184,9 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
               problem(err)
             }
           })
+          if (result.outcome === 'unavailable') {
+            logger.info({ envoy: { waitedMs: result.elapsedMs } }, `lameduck: Envoy does not expose its connection count; waited ${result.elapsedMs} ms (sidecar.unavailableWaitMs)`)
+          }
           if (result.outcome === 'deadline') {
             const last = result.count === -1 ? 'no successful reading' : `${result.count} still open`
             problem(new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy connections did not drain to ≤ ${o.maxOpenConnections} within sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms): ${last}`, { url: admin.url, method: 'GET' }))

@@ -24,6 +24,12 @@ export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 
    * connections. Default true. Timeouts and error statuses keep the loop polling.
    */
   stopWhenUnreachable?: boolean
+  /**
+   * When every reading so far was "unavailable" (-1: the stats do not carry the count, as
+   * in Istio without EXIT_ON_ZERO_ACTIVE_CONNECTIONS), stop after this long with outcome
+   * 'unavailable' instead of polling to the deadline. Default: poll to the deadline.
+   */
+  unavailableWaitMs?: number
   /** After each successful reading. */
   onPoll?: (count: number, elapsedMs: number) => void
   /** After each failed poll, and for each -1 reading (code LAMEDUCK_ERR_ENVOY_STATS_UNAVAILABLE). */
@@ -32,7 +38,7 @@ export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 
 
 export interface WaitForConnectionsResult {
   drained: boolean
-  outcome: 'drained' | 'deadline' | 'unreachable'
+  outcome: 'drained' | 'deadline' | 'unreachable' | 'unavailable'
   /** The last reading, -1 when none succeeded. */
   count: number
   polls: number
@@ -49,7 +55,9 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
   const started = clock.now()
   const deadline = options.deadline ?? (options.timeoutMs === undefined ? Infinity : started + duration('timeoutMs', options.timeoutMs, 0))
   const stopWhenUnreachable = options.stopWhenUnreachable ?? true
-  const countOptions: ConnectionCountOptions = { method: options.method, excludePorts: options.excludePorts, excludePrefixes: options.excludePrefixes, include: options.include, signal }
+  const unavailableWaitMs = options.unavailableWaitMs === undefined ? Infinity : duration('unavailableWaitMs', options.unavailableWaitMs, 0)
+  const countOptions: ConnectionCountOptions = { method: options.method, excludePorts: options.excludePorts, excludePrefixes: options.excludePrefixes, include: options.include, inboundListeners: options.inboundListeners, signal }
+  let unavailable = 0
   const result: WaitForConnectionsResult = { drained: false, outcome: 'deadline', count: -1, polls: 0, errors: 0, elapsedMs: 0 }
   const finish = (outcome: WaitForConnectionsResult['outcome']): WaitForConnectionsResult => {
     result.outcome = outcome
@@ -67,6 +75,7 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
       reading = c.count
       if (c.count === -1) {
         result.errors++
+        unavailable++
         options.onError?.(new EnvoyAdminError(ENVOY_ERROR_CODES.STATS_UNAVAILABLE, `active connections unavailable: ${c.reason ?? 'unknown'}`, { url: admin.url, method: 'GET' }))
       } else {
         result.count = c.count
@@ -82,8 +91,11 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
     const minDrainLeft = started + minDrainMs - now
     if (reading >= 0 && reading <= max && minDrainLeft <= 0) return finish('drained')
     if (now >= deadline) return finish('deadline')
+    // Never a count, only "unavailable": waiting longer cannot tell more.
+    if (result.count === -1 && unavailable > 0 && now - started >= Math.max(unavailableWaitMs, minDrainMs)) return finish('unavailable')
     // Below the threshold but inside minDrainMs: check again when it ends, not later.
     const wait = reading >= 0 && reading <= max ? Math.min(intervalMs, minDrainLeft) : intervalMs
-    await sleep(clock, Math.min(wait, deadline - now), signal)
+    const untilFallback = result.count === -1 && unavailable > 0 ? Math.max(1, started + Math.max(unavailableWaitMs, minDrainMs) - now) : Infinity
+    await sleep(clock, Math.min(wait, deadline - now, untilFallback), signal)
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { countConnections, countContour, countIstio, countJson, isCountedListenerStat } from '../src/index.ts'
+import { countConnections, countContour, countIstio, countJson, isCountedListenerStat, ISTIO_INBOUND_LISTENERS } from '../src/index.ts'
 import { constructedSections, DOCUMENTED_COUNTS, fixture } from './fixtures.ts'
 
 for (const { file, method, expected, excludePorts } of DOCUMENTED_COUNTS) {
@@ -60,4 +60,15 @@ test('unavailable is -1, not 0', () => {
   assert.equal(countContour('# TYPE envoy_http_downstream_cx_active gauge\n').count, 0, 'family declared, no HCM: zero')
   assert.equal(countContour('envoy_http_downstream_cx_active{envoy_http_conn_manager_prefix="x"} NaN\n').count, -1)
   assert.equal(countContour('envoy_http_downstream_cx_active{envoy_http_conn_manager_prefix="x} 3\n').count, -1)
+})
+
+test('inboundListeners: when Istio\'s inbound listener is in the stats, only it counts; otherwise every listener', () => {
+  const body = fixture('istio_stats_downstream_cx_active_positive.txt')
+  assert.equal(countIstio(body, { inboundListeners: ISTIO_INBOUND_LISTENERS }).count, 0, '15006 has 0, the outbound 19 do not count')
+  const busy = 'listener.0.0.0.0_15006.downstream_cx_active: 3\nlistener.0.0.0.0_15001.downstream_cx_active: 1\nlistener.10.96.0.1_8761.downstream_cx_active: 2\n'
+  assert.equal(countIstio(busy, { inboundListeners: ISTIO_INBOUND_LISTENERS }).count, 3)
+  assert.equal(countIstio(busy).count, 6, 'Istio\'s own rule sums them all')
+  const plain = 'listener.127.0.0.1_8080.downstream_cx_active: 2\n'
+  assert.equal(countIstio(plain, { inboundListeners: ISTIO_INBOUND_LISTENERS }).count, 2, 'no Istio inbound listener: every listener counts')
+  assert.equal(countJson(JSON.stringify({ stats: [{ name: 'listener.[__]_15006.downstream_cx_active', value: 1 }, { name: 'listener.[__]_15001.downstream_cx_active', value: 4 }] }), { inboundListeners: ISTIO_INBOUND_LISTENERS }).count, 1)
 })

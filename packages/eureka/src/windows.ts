@@ -16,13 +16,21 @@ export interface EurekaWindowOptions extends Partial<WindowParts> {
   registryFetchIntervalMs?: number
   /** Consumers' balancer: Ribbon (30 s refresh), Spring Cloud LoadBalancer (35 s cache) or none (eureka-js-client reads its cache directly), or its refresh in ms. Default 'ribbon'. */
   balancer?: EurekaBalancer | number
+  /**
+   * Eureka servers that replicate to each other, with consumers fetching from any of
+   * them: true or the server count. Adds the replication term. Default false (one server).
+   */
+  peers?: boolean | number
+  /** PeerEurekaNode's batching delay: a fixed 500 ms before a change reaches the other peers. Default 500. */
+  replicationBatchMs?: number
 }
 
-const OWN_KEYS = ['responseCacheUpdateIntervalMs', 'useReadOnlyCache', 'registryFetchIntervalMs', 'balancer']
+const OWN_KEYS = ['responseCacheUpdateIntervalMs', 'useReadOnlyCache', 'registryFetchIntervalMs', 'balancer', 'peers', 'replicationBatchMs']
 
 /**
  * Worst-case time from a DELETE (or OUT_OF_SERVICE) until a consumer stops
- * routing: read-only cache refresh + consumer fetch + balancer refresh. With no
+ * routing: read-only cache refresh (+ the replication batch when consumers fetch from
+ * another peer) + consumer fetch + balancer refresh. With no
  * arguments it equals the 'eureka-ribbon' preset; `balancer: 'spring'` gives
  * 'eureka-spring' and `balancer: 'none'` gives 'eureka-node'. Any core part
  * (serverCacheMs, clientFetchMs, balancerRefreshMs, endpointLagMs, marginMs)
@@ -51,8 +59,17 @@ export function eurekaWindows (options: EurekaWindowOptions = {}): WindowParts {
   } else {
     throw new InvalidOptionError('eurekaWindows.balancer', `must be 'ribbon', 'spring', 'none' or a refresh interval in ms, got ${JSON.stringify(balancer)}`)
   }
+  const peers = options.peers ?? false
+  if (typeof peers !== 'boolean' && !(Number.isInteger(peers) && peers >= 1)) {
+    throw new InvalidOptionError('eurekaWindows.peers', `must be true, false or the server count (an integer >= 1), got ${JSON.stringify(peers)}`)
+  }
+  const batch = options.replicationBatchMs ?? 500
+  assertDuration('eurekaWindows.replicationBatchMs', batch)
+  const replicated = peers === true || (typeof peers === 'number' && peers > 1)
   const parts: WindowParts = {
     serverCacheMs: readOnly ? cache : 0,
+    // The peer applies the change when the batch arrives; its own caches come after.
+    replicationMs: replicated ? batch : 0,
     clientFetchMs: fetch,
     balancerRefreshMs: balancerMs,
     endpointLagMs: 0,

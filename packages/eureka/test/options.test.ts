@@ -79,3 +79,12 @@ test('nothing the adapter starts keeps the process alive', async () => {
     await s.close()
   }
 })
+
+test('eurekaWindows({ peers }): a consumer fetching from another peer sees a change one replication batch later', () => {
+  assert.equal(eurekaWindows({ peers: true }).replicationMs, 500)
+  assert.equal(eurekaWindows({ peers: 3, replicationBatchMs: 200 }).replicationMs, 200)
+  assert.equal(eurekaWindows({ peers: 1 }).replicationMs, 0, 'one server replicates to nobody')
+  assert.equal(eurekaWindows().replicationMs, 0)
+  assert.throws(() => eurekaWindows({ peers: 0 }), /eurekaWindows\.peers: must be true, false or the server count/)
+  assert.throws(() => eurekaWindows({ replicationBatchMs: -1 }), /eurekaWindows\.replicationBatchMs/)
+})

@@ -6,6 +6,7 @@ import { renderPlanYaml } from '../plan-yaml.ts'
 
 const PART_FLAGS: Record<keyof WindowParts, string> = {
   serverCacheMs: 'server-cache-ms',
+  replicationMs: 'replication-ms',
   clientFetchMs: 'client-fetch-ms',
   balancerRefreshMs: 'balancer-refresh-ms',
   endpointLagMs: 'endpoint-lag-ms',
@@ -28,6 +29,7 @@ The numbers come from the same calculator the plugin uses.
 Options:
   --windows PRESET          ${presets}
   --server-cache-ms N       override: registry server cache
+  --replication-ms N        override: registry replication between servers
   --client-fetch-ms N       override: consumer registry fetch interval
   --balancer-refresh-ms N   override: consumer balancer refresh
   --endpoint-lag-ms N       override: Kubernetes endpoint propagation

@@ -20,6 +20,15 @@ Options:
   --initialize-delay-ms MS   time /ready says INITIALIZING before LIVE (default 0)
   --concurrency N            worker count for per-worker stats (default 2)
   --stat-prefix NAME         HTTP connection manager stat prefix (default ingress_http)
+  --retry-on LIST            reset-before-request | connect-failure | both, comma-separated | none
+                             (default reset-before-request, Istio's inbound route)
+  --retries N                retries of that policy (default 2, Istio's)
+  --outbound URL             an outbound listener forwarding to URL (the app's own upstream calls)
+  --outbound-listen PORT     its port (default 0 = any free port)
+  --istio                    Istio's stats: listeners named 0.0.0.0_15006/15001, and no
+                             downstream_cx_active unless --exit-on-zero-active-connections
+  --exit-on-zero-active-connections
+                             with --istio: keep downstream_cx_active (EXIT_ON_ZERO_ACTIVE_CONNECTIONS)
   -h, --help                 show this help
 
 Example:
@@ -55,6 +64,12 @@ export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise
         'initialize-delay-ms': { type: 'string', default: '0' },
         concurrency: { type: 'string', default: '2' },
         'stat-prefix': { type: 'string', default: 'ingress_http' },
+        'retry-on': { type: 'string', default: 'reset-before-request' },
+        retries: { type: 'string', default: '2' },
+        outbound: { type: 'string' },
+        'outbound-listen': { type: 'string', default: '0' },
+        istio: { type: 'boolean', default: false },
+        'exit-on-zero-active-connections': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' }
       }
     }).values
@@ -82,8 +97,14 @@ export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise
       drainStrategy: values['drain-strategy'] as EnvoyOptions['drainStrategy'],
       initializeDelayMs: number('initialize-delay-ms', values['initialize-delay-ms']),
       concurrency: number('concurrency', values.concurrency),
-      statPrefix: values['stat-prefix']
+      statPrefix: values['stat-prefix'],
+      retryOn: values['retry-on'] as EnvoyOptions['retryOn'],
+      upstreamRetries: number('retries', values.retries),
+      outbound: values.outbound,
+      outboundListen: number('outbound-listen', values['outbound-listen']),
+      istio: values.istio === true ? { exitOnZeroActiveConnections: values['exit-on-zero-active-connections'] === true } : false
     }
+    if (values['exit-on-zero-active-connections'] === true && values.istio !== true) throw new UsageError('--exit-on-zero-active-connections needs --istio')
   } catch (err) {
     stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n`)
     return 2
@@ -98,6 +119,7 @@ export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise
     return usage ? 2 : 1
   }
   stdout.write(`envoy listening on ${envoy.url} -> ${options.upstream}\n`)
+  if (envoy.outboundUrl !== null) stdout.write(`envoy outbound listening on ${envoy.outboundUrl} -> ${options.outbound}\n`)
   stdout.write(`envoy admin on ${envoy.adminUrl}\n`)
 
   const stop = new AbortController()

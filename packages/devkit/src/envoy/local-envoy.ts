@@ -8,8 +8,9 @@ import { SERVER_STATE_GAUGE, type EnvoyServerState } from '@lameduck/envoy'
 import { handleAdmin, type AdminReply, type AdminTarget } from './admin-api.ts'
 import { DrainManager, type DrainDirection } from './drain-manager.ts'
 import { resolveEnvoyOptions, type EnvoyOptions, type ResolvedEnvoyOptions } from './options.ts'
-import { ProxyListener } from './proxy-listener.ts'
-import { adminStats, StatStore, type Stat } from './stats-store.ts'
+import { appendAccessLog, type AccessLogEntry } from './access-log.ts'
+import { ProxyListener, type ProxyHost } from './proxy-listener.ts'
+import { adminStats, istioStatsMatcher, StatStore, type Stat } from './stats-store.ts'
 
 export interface AdminLogEntry { method: string, url: string, status: number, at: number }
 
@@ -24,8 +25,14 @@ export interface LocalEnvoy {
   readonly state: EnvoyServerState
   /** Whether the listener still accepts connections (false once drained listeners stop). */
   readonly accepting: boolean
-  /** Downstream connections open on the listener now. */
+  /** Downstream connections open on the (inbound) listener now. */
   readonly connections: number
+  /** The outbound listener, when `outbound` is set: the app sends its own upstream calls here. */
+  readonly outboundUrl: string | null
+  /** Connections open on the outbound listener now (0 without one). */
+  readonly outboundConnections: number
+  /** Envoy's access log for proxied requests (newest 10 000): status, response flags, details, tries. */
+  readonly accessLog: readonly AccessLogEntry[]
   /** Every admin request, in order, for tests. */
   readonly adminLog: readonly AdminLogEntry[]
   /** Current value of a raw stat, e.g. 'listener_manager.listener_stopped'. */
@@ -41,12 +48,14 @@ type InitState = 'uninitialized' | 'initializing' | 'initialized'
 
 class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
   readonly options: ResolvedEnvoyOptions
-  readonly store = new StatStore()
+  readonly store: StatStore
   readonly adminLog: AdminLogEntry[] = []
+  readonly accessLog: AccessLogEntry[] = []
   readonly closed: Promise<void>
   readonly promBlankLineBetweenFamilies: boolean
   #drain: DrainManager
   #proxy: ProxyListener
+  #outbound: ProxyListener | null
   #admin: Server
   #adminSockets = new Set<Socket>()
   #init: InitState = 'uninitialized'
@@ -71,7 +80,29 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
       random: options.random,
       now: Date.now
     })
-    this.#proxy = new ProxyListener({ options, store: this.store, drain: this.#drain, healthCheckFailed: () => this.#hcFailed })
+    this.store = new StatStore(options.istio === false ? undefined : istioStatsMatcher(options.istio.exitOnZeroActiveConnections))
+    const host: ProxyHost = { options, store: this.store, drain: this.#drain, healthCheckFailed: () => this.#hcFailed, log: (e) => appendAccessLog(this.accessLog, e) }
+    const istio = options.istio !== false
+    this.#proxy = new ProxyListener(host, {
+      name: istio ? 'virtualInbound' : options.listenerName,
+      upstream: options.upstream,
+      port: options.listen,
+      host: options.host,
+      direction: options.trafficDirection,
+      statPrefix: options.statPrefix,
+      statAddress: istio ? '0.0.0.0_15006' : undefined
+    })
+    this.#outbound = options.outbound === null
+      ? null
+      : new ProxyListener(host, {
+        name: 'virtualOutbound',
+        upstream: options.outbound,
+        port: options.outboundListen,
+        host: options.host,
+        direction: 'outbound',
+        statPrefix: 'outbound_http',
+        statAddress: istio ? '0.0.0.0_15001' : undefined
+      })
     const st = this.store
     this.#s = {
       live: st.gauge('server.live'),
@@ -85,7 +116,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
     }
     st.gauge('server.version').set(0)
     st.gauge('server.concurrency').set(options.concurrency)
-    st.gauge('listener_manager.total_listeners_active').set(1)
+    st.gauge('listener_manager.total_listeners_active').set(this.#outbound === null ? 1 : 2)
     const admin = adminStats(st)
     this.#admin = createServer((req, res) => {
       const method = req.method ?? 'GET'
@@ -118,6 +149,9 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
   get adminPort (): number { return this.#adminPort }
   get accepting (): boolean { return this.#proxy.accepting }
   get connections (): number { return this.#proxy.connections }
+  get outboundUrl (): string | null { return this.#outbound === null ? null : `http://${hostForUrl(this.options.host)}:${this.#outbound.port}` }
+  get outboundConnections (): number { return this.#outbound?.connections ?? 0 }
+  #listeners (): ProxyListener[] { return this.#outbound === null ? [this.#proxy] : [this.#proxy, this.#outbound] }
 
   get state (): EnvoyServerState { return this.serverState() }
 
@@ -131,7 +165,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
   stat (name: string): number | undefined { return this.store.get(name)?.value }
 
   async start (): Promise<void> {
-    await this.#proxy.listen()
+    for (const l of this.#listeners()) await l.listen()
     await new Promise<void>((resolve, reject) => {
       this.#admin.once('error', reject)
       this.#admin.listen(this.options.admin, this.options.adminHost, () => { this.#admin.off('error', reject); resolve() })
@@ -160,14 +194,14 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
     this.#s.cdsSuccess.inc()
     this.#s.workersStarted.set(1)
     this.#s.live.set(this.#hcFailed ? 0 : 1)
-    this.#proxy.startWorkers()
+    for (const l of this.#listeners()) l.startWorkers()
     this.#log.info({ envoy: { state: this.serverState() } }, 'envoy: initialized, workers started')
   }
 
   /** `server.state` and `server.total_connections` change only here, as on Envoy's stats flush. */
   #flush (): void {
     this.#s.state.set(SERVER_STATE_GAUGE[this.serverState()])
-    this.#s.totalConnections.set(this.#proxy.connections)
+    this.#s.totalConnections.set(this.connections + this.outboundConnections)
     this.#s.uptime.set(Math.floor((Date.now() - this.#startedAt) / 1000))
   }
 
@@ -194,15 +228,16 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
   }
 
   #stopListeners (direction: DrainDirection): void {
-    if (direction === 'inbound' && this.options.trafficDirection !== 'inbound') return
-    if (this.#proxy.stop()) {
+    for (const l of this.#listeners()) {
+      if (direction === 'inbound' && l.config.direction !== 'inbound') continue
+      if (!l.stop()) continue
       this.#s.listenerStopped.inc()
       this.#log.info({ envoy: { direction } }, 'envoy: listeners stopped')
     }
   }
 
   listeners (): Array<{ name: string, address: string, port: number }> {
-    return [{ name: this.options.listenerName, address: this.options.host, port: this.#proxy.port }]
+    return this.#listeners().map((l) => ({ name: l.config.name, address: l.config.host, port: l.port }))
   }
 
   serverInfo (): object {
@@ -241,7 +276,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
     this.#closing ??= (async () => {
       for (const t of this.#timers) clearTimeout(t)
       this.#drain.close()
-      await this.#proxy.close()
+      for (const l of this.#listeners()) await l.close()
       for (const socket of this.#adminSockets) socket.destroy()
       await new Promise<void>((resolve) => this.#admin.close(() => resolve()))
       this.#resolveClosed()

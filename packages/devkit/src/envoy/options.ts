@@ -1,5 +1,6 @@
 import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
 import type { DrainStrategy, TrafficDirection } from './drain-manager.ts'
+import { parseRetryOn, RETRY_ON, type RetryOn } from './retry-policy.ts'
 
 export interface EnvoyOptions {
   /** The app this Envoy fronts, e.g. 'http://127.0.0.1:3000'. Required. */
@@ -42,8 +43,28 @@ export interface EnvoyOptions {
   idleTimeoutMs?: number
   /** Route timeout; 504 `upstream request timeout` when exceeded; 0 = none. Default 15 000. */
   upstreamTimeoutMs?: number
-  /** Retries of a request whose upstream connection failed before a response (Istio's connect-failure/reset default). Default 1. */
+  /**
+   * The inbound route's retry_on: 'reset-before-request' (Istio's inbound default since
+   * 2024: retry only when no request byte went upstream), 'connect-failure', both
+   * comma-separated, or 'none' (a route without a retry policy). Default 'reset-before-request'.
+   */
+  retryOn?: RetryOn | `${RetryOn},${RetryOn}`
+  /** num_retries of that policy. Default 2 (Istio's). */
   upstreamRetries?: number
+  /**
+   * An outbound listener (traffic_direction OUTBOUND) forwarding to this URL: point the
+   * app's own upstream calls (e.g. its registry client) at `outboundUrl`, so they count
+   * among the listener connections, as behind Istio's iptables capture. Default none.
+   */
+  outbound?: string | URL
+  /** Outbound listener port. Default 0. */
+  outboundListen?: number
+  /**
+   * Istio's bootstrap: listener stats named as Istio's (`0.0.0.0_15006` inbound,
+   * `0.0.0.0_15001` outbound) and its stats matcher, which keeps `downstream_cx_active`
+   * only with EXIT_ON_ZERO_ACTIVE_CONNECTIONS. false = plain Envoy, every stat. Default false.
+   */
+  istio?: false | { exitOnZeroActiveConnections?: boolean }
   /** Blank line after each Prometheus family (recent Envoy). Default true. */
   promBlankLineBetweenFamilies?: boolean
   /** For the gradual strategy; tests make it deterministic. Default Math.random. */
@@ -72,6 +93,10 @@ export interface ResolvedEnvoyOptions {
   proactiveIdleDrain: boolean
   idleTimeoutMs: number
   upstreamTimeoutMs: number
+  retryOn: RetryOn[]
+  outbound: URL | null
+  outboundListen: number
+  istio: false | { exitOnZeroActiveConnections: boolean }
   upstreamRetries: number
   promBlankLineBetweenFamilies: boolean
   random: () => number
@@ -84,13 +109,7 @@ function show (v: unknown): string {
 
 export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
   if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'expected an object, e.g. { upstream: \'http://127.0.0.1:3000\' }')
-  let upstream: URL
-  try {
-    upstream = new URL(String(o.upstream))
-  } catch {
-    throw new InvalidOptionError('upstream', `must be the app's URL, e.g. 'http://127.0.0.1:3000', got ${show(o.upstream)}`)
-  }
-  if (upstream.protocol !== 'http:') throw new InvalidOptionError('upstream', `must be an http:// URL (the proxy speaks HTTP/1.1 to the app), got '${upstream.href}'`)
+  const upstream = httpUrl('upstream', o.upstream)
   const port = (name: string, v: unknown, fallback: number): number => {
     const p = v ?? fallback
     if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 65535) throw new InvalidOptionError(name, `must be a port number 0-65535, got ${show(p)}`)
@@ -142,9 +161,37 @@ export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
     proactiveIdleDrain: bool('proactiveIdleDrain', o.proactiveIdleDrain, true),
     idleTimeoutMs: ms('idleTimeoutMs', o.idleTimeoutMs, 3_600_000),
     upstreamTimeoutMs: ms('upstreamTimeoutMs', o.upstreamTimeoutMs, 15_000),
-    upstreamRetries: int('upstreamRetries', o.upstreamRetries, 1, 0),
+    retryOn: retryOn(o.retryOn),
+    outbound: o.outbound === undefined ? null : httpUrl('outbound', o.outbound),
+    outboundListen: port('outboundListen', o.outboundListen, 0),
+    istio: istio(o.istio),
+    upstreamRetries: int('upstreamRetries', o.upstreamRetries, 2, 0),
     promBlankLineBetweenFamilies: bool('promBlankLineBetweenFamilies', o.promBlankLineBetweenFamilies, true),
     random: o.random ?? Math.random,
     logger: o.logger ?? silentLogger
   }
+}
+
+function retryOn (value: unknown): RetryOn[] {
+  const list = parseRetryOn(value ?? 'reset-before-request')
+  if (list === null) throw new InvalidOptionError('retryOn', `must be ${RETRY_ON.map((r) => `'${r}'`).join(', ')} or a comma-separated list of the first two, got ${show(value)}`)
+  return list
+}
+
+function httpUrl (option: string, value: unknown): URL {
+  let url: URL
+  try {
+    url = new URL(String(value))
+  } catch {
+    throw new InvalidOptionError(option, `must be an http:// URL, e.g. 'http://127.0.0.1:3000', got ${show(value)}`)
+  }
+  if (url.protocol !== 'http:') throw new InvalidOptionError(option, `must be an http:// URL (the proxy speaks HTTP/1.1 upstream), got '${url.href}'`)
+  return url
+}
+
+function istio (value: unknown): ResolvedEnvoyOptions['istio'] {
+  if (value === undefined || value === false) return false
+  const exit = typeof value === 'object' && value !== null ? (value as { exitOnZeroActiveConnections?: unknown }).exitOnZeroActiveConnections ?? false : undefined
+  if (typeof exit !== 'boolean') throw new InvalidOptionError('istio', `must be false or { exitOnZeroActiveConnections: boolean }, got ${show(value)}`)
+  return { exitOnZeroActiveConnections: exit }
 }

@@ -4,10 +4,12 @@
 // socket to a node:http server. Before each response is encoded the drain manager is
 // asked whether to close the connection, as Envoy's HTTP connection manager does.
 import { randomUUID } from 'node:crypto'
-import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
+import { Agent, createServer, request, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net'
-import type { DrainManager } from './drain-manager.ts'
+import type { AccessLogEntry } from './access-log.ts'
+import type { DrainManager, TrafficDirection } from './drain-manager.ts'
 import type { ResolvedEnvoyOptions } from './options.ts'
+import { classifyFailure, responseCodeDetails, responseFlags, retryBackoffMs, upstreamResetBody, wouldRetry, type UpstreamFailure } from './retry-policy.ts'
 import { listenerStatName, listenerStats, type ListenerStats, type StatStore } from './stats-store.ts'
 
 interface Conn {
@@ -25,14 +27,28 @@ export interface ProxyHost {
   store: StatStore
   drain: DrainManager
   healthCheckFailed(): boolean
+  /** One access-log entry per proxied request. */
+  log(entry: AccessLogEntry): void
+}
+
+/** One data-plane listener: where it listens, where it forwards, how its stats are named. */
+export interface ListenerConfig {
+  name: string
+  upstream: URL
+  port: number
+  host: string
+  direction: TrafficDirection
+  statPrefix: string
+  /** The address part of `listener.<address>.*`; default the bound `<ip>_<port>`. */
+  statAddress?: string
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'http2-settings'])
 const MAX_BODY_BYTES = 16 * 1024 * 1024
-const RETRIABLE_ON_REUSED = new Set(['ECONNRESET', 'EPIPE'])
 
 export class ProxyListener {
   readonly host: ProxyHost
+  readonly config: ListenerConfig
   port = 0
   statAddress = ''
   accepting = false
@@ -46,8 +62,9 @@ export class ProxyListener {
   #stats!: ListenerStats
   #timers = new Set<NodeJS.Timeout>()
 
-  constructor (host: ProxyHost) {
+  constructor (host: ProxyHost, config: ListenerConfig) {
     this.host = host
+    this.config = config
     this.#agent = new Agent({ keepAlive: true })
     this.#http = createServer((req, res) => this.#onRequest(req, res))
     this.#http.keepAliveTimeout = host.options.idleTimeoutMs
@@ -59,20 +76,22 @@ export class ProxyListener {
       if (this.#workersStarted) this.#adopt(socket)
       else this.#queued.push(socket)
     })
-    host.drain.onStart(() => this.#scheduleProactiveDrain())
+    host.drain.onStart(() => {
+      if (host.drain.startedFor(config.direction) !== null) this.#scheduleProactiveDrain()
+    })
   }
 
   get connections (): number { return this.#conns.size }
 
   async listen (): Promise<void> {
-    const { listen, host } = this.host.options
+    const { port, host } = this.config
     await new Promise<void>((resolve, reject) => {
       this.#net.once('error', reject)
-      this.#net.listen(listen, host, () => { this.#net.off('error', reject); resolve() })
+      this.#net.listen(port, host, () => { this.#net.off('error', reject); resolve() })
     })
     this.port = (this.#net.address() as AddressInfo).port
-    this.statAddress = listenerStatName(host, this.port)
-    this.#stats = listenerStats(this.host.store, this.statAddress, this.host.options.statPrefix, this.host.options.concurrency)
+    this.statAddress = this.config.statAddress ?? listenerStatName(host, this.port)
+    this.#stats = listenerStats(this.host.store, this.statAddress, this.config.statPrefix, this.host.options.concurrency)
     this.accepting = true
   }
 
@@ -174,13 +193,71 @@ export class ProxyListener {
     })
     req.on('end', () => {
       if (size > MAX_BODY_BYTES) { this.#localReply(conn, res, 413, 'Payload Too Large'); return }
-      this.#forward(conn, req, res, Buffer.concat(chunks), 0, Date.now())
+      this.#forward(conn, req, res, Buffer.concat(chunks))
     })
     req.on('error', () => res.destroy())
   }
 
-  #forward (conn: Conn, req: IncomingMessage, res: ServerResponse, body: Buffer, attempt: number, started: number): void {
-    const { upstream, upstreamTimeoutMs, upstreamRetries } = this.host.options
+  #forward (conn: Conn, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const started = Date.now()
+    const log = (status: number, responseFlags: string, details: string, attempts: number): void =>
+      this.host.log({ method: req.method ?? 'GET', path: req.url ?? '/', status, responseFlags, details, attempts, at: started })
+    let finished = false
+    let attempt = 0
+    let current: ClientRequest | null = null
+    // The route timeout covers every try, retries included, up to the end of the response (router docs).
+    const { upstreamTimeoutMs } = this.host.options
+    const timer = upstreamTimeoutMs > 0
+      ? this.#setTimer(() => {
+        finished = true
+        current?.destroy()
+        if (res.headersSent) { res.destroy(); return } // the body did not finish in time
+        log(504, 'UT', 'upstream_response_timeout', attempt)
+        this.#localReply(conn, res, 504, 'upstream request timeout')
+      }, upstreamTimeoutMs)
+      : null
+    const finish = (): boolean => {
+      if (finished) return false
+      finished = true
+      if (timer !== null) this.#clearTimer(timer)
+      return true
+    }
+    const tryOnce = (): void => {
+      attempt++
+      current = this.#tryUpstream(req, res, body, {
+        onResponse: (ures) => {
+          if (finished) { ures.destroy(); return }
+          // No retry after this; the route timeout still covers the body.
+          ures.once('end', () => { finish() })
+          const headers = copyHeaders(ures.headers)
+          headers.server = 'envoy' // server_header_transformation: OVERWRITE
+          headers['x-envoy-upstream-service-time'] = String(Date.now() - started)
+          this.#writeHead(conn, res, ures.statusCode ?? 502, headers)
+          log(ures.statusCode ?? 502, '-', 'via_upstream', attempt)
+          ures.pipe(res)
+          ures.on('error', () => res.destroy())
+        },
+        onFailure: (failure) => {
+          if (finished) return
+          const { retryOn, upstreamRetries, random } = this.host.options
+          const retriable = wouldRetry(retryOn, failure)
+          if (retriable && attempt <= upstreamRetries && !res.destroyed) {
+            this.#setTimer(tryOnce, retryBackoffMs(attempt, random))
+            return
+          }
+          finish()
+          log(503, responseFlags(failure, retriable), responseCodeDetails(failure), attempt)
+          this.#localReply(conn, res, 503, upstreamResetBody(failure, attempt > 1))
+        }
+      })
+    }
+    res.once('close', () => { if (!res.writableFinished) { finish(); current?.destroy() } })
+    tryOnce()
+  }
+
+  /** One upstream try. A failure before the response says whether any request byte went out. */
+  #tryUpstream (req: IncomingMessage, res: ServerResponse, body: Buffer, on: { onResponse(ures: IncomingMessage): void, onFailure(failure: UpstreamFailure): void }): ClientRequest {
+    const { upstream } = this.config
     const up = request({
       hostname: upstream.hostname,
       port: upstream.port === '' ? 80 : Number(upstream.port),
@@ -189,46 +266,24 @@ export class ProxyListener {
       headers: this.#requestHeaders(req, body.length),
       agent: this.#agent
     })
-    let timer: NodeJS.Timeout | null = null
-    let timedOut = false
-    const done = (): void => { if (timer !== null) { this.#clearTimer(timer); timer = null } }
-    if (upstreamTimeoutMs > 0) {
-      timer = this.#setTimer(() => {
-        timer = null
-        timedOut = true
-        up.destroy()
-        if (!res.headersSent) this.#localReply(conn, res, 504, 'upstream request timeout')
-        else res.destroy()
-      }, upstreamTimeoutMs)
-    }
-    res.once('close', () => { done(); if (!res.writableFinished) up.destroy() })
-    up.on('response', (ures) => {
-      const headers = copyHeaders(ures.headers)
-      headers.server = 'envoy' // server_header_transformation: OVERWRITE
-      headers['x-envoy-upstream-service-time'] = String(Date.now() - started)
-      this.#writeHead(conn, res, ures.statusCode ?? 502, headers)
-      ures.pipe(res)
-      ures.on('end', done)
-      ures.on('error', () => { done(); res.destroy() })
+    let connected = false
+    let bytesBefore = 0
+    let socket: Socket | null = null
+    // 'socket' is emitted before the request is flushed onto it (http client onSocketNT).
+    up.once('socket', (s: Socket) => {
+      socket = s
+      bytesBefore = s.bytesWritten
+      connected = !s.connecting
+      if (s.connecting) s.once('connect', () => { connected = true })
     })
+    up.on('response', on.onResponse)
     up.on('error', (err: NodeJS.ErrnoException) => {
-      if (timedOut) return // the timeout already answered
-      done()
       if (res.headersSent || res.destroyed) { res.destroy(); return }
-      const code = err.code ?? ''
-      // Istio's default retry policy covers connect failures and a reused upstream
-      // connection the app closed just as the request went out.
-      const retriable = code === 'ECONNREFUSED' || (up.reusedSocket && RETRIABLE_ON_REUSED.has(code))
-      if (retriable && attempt < upstreamRetries) {
-        this.#forward(conn, req, res, body, attempt + 1, started)
-        return
-      }
-      const reason = code === 'ECONNREFUSED'
-        ? 'remote connection failure, transport failure reason: delayed connect error: Connection refused'
-        : 'connection termination'
-      this.#localReply(conn, res, 503, `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`)
+      const sent = connected && socket !== null && (socket as Socket).bytesWritten > bytesBefore
+      on.onFailure(classifyFailure(err, connected, sent))
     })
     up.end(body)
+    return up
   }
 
   #requestHeaders (req: IncomingMessage, length: number): OutgoingHttpHeaders {
@@ -243,7 +298,7 @@ export class ProxyListener {
 
   #writeHead (conn: Conn, res: ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
     const { drain, options, healthCheckFailed } = this.host
-    if (!conn.draining && drain.drainClose(options.trafficDirection, healthCheckFailed(), options.drainType === 'modify_only')) {
+    if (!conn.draining && drain.drainClose(this.config.direction, healthCheckFailed(), options.drainType === 'modify_only')) {
       conn.draining = true
       this.#stats.drainClose.inc()
     }

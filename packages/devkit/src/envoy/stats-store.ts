@@ -29,17 +29,25 @@ export class Stat {
 
 export interface StatTags { tagName?: string, tags?: ReadonlyArray<readonly [string, string]> }
 
+/** Envoy's stats_matcher: a stat it rejects is never created, so no admin output shows it. */
+export type StatsMatcher = (name: string) => boolean
+
 export class StatStore {
   #stats = new Map<string, Stat>()
+  readonly #matcher: StatsMatcher
+
+  constructor (matcher: StatsMatcher = () => true) {
+    this.#matcher = matcher
+  }
 
   counter (name: string, tags: StatTags = {}): Stat { return this.#get(name, 'counter', tags) }
   gauge (name: string, tags: StatTags = {}): Stat { return this.#get(name, 'gauge', tags) }
 
   get (name: string): Stat | undefined { return this.#stats.get(name) }
 
-  /** All stats, sorted by raw name (Envoy's text order for counters and gauges). */
+  /** All stats the matcher keeps, sorted by raw name (Envoy's text order for counters and gauges). */
   all (): Stat[] {
-    return [...this.#stats.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    return [...this.#stats.values()].filter((s) => this.#matcher(s.name)).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   }
 
   /** `/reset_counters`: zero every counter; the used flags stay. */
@@ -55,6 +63,17 @@ export class StatStore {
     }
     return stat
   }
+}
+
+// Istio's bootstrap inclusion list (pkg/bootstrap/config.go): these prefixes and
+// suffixes, and `downstream_cx_active` only with EXIT_ON_ZERO_ACTIVE_CONNECTIONS
+// ("Needed for draining"); everything else is rejected.
+const ISTIO_PREFIXES = ['cluster_manager', 'listener_manager', 'server', 'cluster.xds-grpc', 'wasm']
+const ISTIO_SUFFIXES = ['rbac.allowed', 'rbac.denied', 'shadow_allowed', 'shadow_denied']
+
+export function istioStatsMatcher (exitOnZeroActiveConnections: boolean): StatsMatcher {
+  const suffixes = exitOnZeroActiveConnections ? [...ISTIO_SUFFIXES, 'downstream_cx_active'] : ISTIO_SUFFIXES
+  return (name) => ISTIO_PREFIXES.some((p) => name.startsWith(p)) || suffixes.some((s) => name.endsWith(s))
 }
 
 /** `127.0.0.1:8080` -> `127.0.0.1_8080`, `::1` -> `[__1]_8080`: how Envoy names listener stats. */

@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util'
 import { InvalidOptionError, type Logger } from '@lameduck/core'
 import { EUREKA_SERVER_DEFAULTS, type EurekaServerOptions } from './options.ts'
-import { startEureka } from './server.ts'
+import { startEurekaCluster } from './cluster.ts'
+import { startEureka, type EurekaServer } from './server.ts'
 
 export const EUREKA_USAGE = `Usage: lameduck-devkit eureka [options]
 
@@ -21,7 +22,11 @@ Options (durations in ms):
   --eviction-interval-ms N          eviction task period (default 60000)
   --lease-duration-ms N             lease for registrants without leaseInfo (default 90000)
   --no-lease-expiry-bug             expire leases after 1 x duration (real servers: 2 x)
-  --self-preservation               stop expiring leases when renews drop (real default: on)
+  --no-self-preservation            keep evicting when renews drop (default: on, as real servers)
+  --renewal-percent-threshold R     self-preservation threshold share of expected renews (default 0.85)
+  --peers N                         start N servers that replicate to each other (ports PORT, PORT+1, ...)
+  --peer URL                        replicate to this peer server (repeatable), e.g. http://127.0.0.1:8762/eureka
+  --replication-batch-ms N          peer replication batching delay (default 500; real servers: 500)
   --strict                          reject bodies a real server cannot deserialize (400)
   --verbose                         log every request
   -h, --help                        show this help
@@ -40,7 +45,8 @@ const durationFlags = {
   'delta-retention-ms': 'retentionTimeInMSInDeltaQueue',
   'delta-retention-timer-ms': 'deltaRetentionTimerIntervalInMs',
   'eviction-interval-ms': 'evictionIntervalTimerInMs',
-  'lease-duration-ms': 'defaultLeaseDurationMs'
+  'lease-duration-ms': 'defaultLeaseDurationMs',
+  'replication-batch-ms': 'replicationBatchMs'
 } as const satisfies Record<string, keyof EurekaServerOptions>
 
 /** Parses argv (without `eureka`), starts the server, prints its address, and resolves after SIGINT/SIGTERM closed it. */
@@ -57,7 +63,10 @@ export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promi
       'readonly-cache': { type: 'boolean', default: true },
       'disable-delta': { type: 'boolean', default: false },
       'lease-expiry-bug': { type: 'boolean', default: true },
-      'self-preservation': { type: 'boolean', default: false },
+      'self-preservation': { type: 'boolean', default: true },
+      'renewal-percent-threshold': { type: 'string' },
+      peers: { type: 'string', default: '1' },
+      peer: { type: 'string', multiple: true, default: [] },
       strict: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -74,18 +83,35 @@ export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promi
     leaseExpiryBug: values['lease-expiry-bug'] as boolean,
     selfPreservation: values['self-preservation'] as boolean,
     strict: values.strict as boolean,
+    peerUrls: values.peer as string[],
     logger: lineLogger(stdout, stderr, values.verbose as boolean)
   }
+  if (typeof values['renewal-percent-threshold'] === 'string') options.renewalPercentThreshold = Number(values['renewal-percent-threshold'])
   for (const [flag, option] of Object.entries(durationFlags)) {
     const raw = (values as Record<string, unknown>)[flag]
     if (typeof raw === 'string') options[option] = integer(`--${flag}`, raw)
   }
 
-  const server = await startEureka(options)
-  const o = server.options
-  stdout.write(`eureka: listening on ${server.url} (apps: ${server.serviceUrl})\n`)
-  stdout.write(`eureka: read-only cache ${o.useReadOnlyCache ? `every ${o.responseCacheUpdateIntervalMs} ms` : 'off'}, ` +
-    `eviction every ${o.evictionIntervalTimerInMs} ms, leases ${o.defaultLeaseDurationMs} ms${o.leaseExpiryBug ? ' (x2 expiry bug)' : ''}\n`)
+  const peers = integer('--peers', values.peers as string)
+  let servers: EurekaServer[]
+  let closeAll: () => Promise<void>
+  if (peers > 1) {
+    const { peerUrls: _peerUrls, ...clusterOptions } = options
+    const cluster = await startEurekaCluster({ ...clusterOptions, peers })
+    servers = cluster.servers
+    closeAll = () => cluster.close()
+  } else {
+    const server = await startEureka(options)
+    servers = [server]
+    closeAll = () => server.close()
+  }
+  for (const server of servers) {
+    const o = server.options
+    stdout.write(`eureka: listening on ${server.url} (apps: ${server.serviceUrl})\n`)
+    stdout.write(`eureka: read-only cache ${o.useReadOnlyCache ? `every ${o.responseCacheUpdateIntervalMs} ms` : 'off'}, ` +
+      `eviction every ${o.evictionIntervalTimerInMs} ms, leases ${o.defaultLeaseDurationMs} ms${o.leaseExpiryBug ? ' (x2 expiry bug)' : ''}, ` +
+      `self-preservation ${o.selfPreservation ? 'on' : 'off'}${server.replication().peers.length > 0 ? `, replicating to ${server.replication().peers.join(' ')} every ${o.replicationBatchMs} ms` : ''}\n`)
+  }
 
   await new Promise<void>((resolve) => {
     const stop = (): void => {
@@ -99,7 +125,7 @@ export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promi
     if (io.signal?.aborted) stop()
     else io.signal?.addEventListener('abort', stop, { once: true })
   })
-  await server.close()
+  await closeAll()
   stdout.write('eureka: stopped\n')
 }
 

@@ -1,7 +1,7 @@
 // The registry behind the local Eureka server: leases, the status-override map
 // and its rule chain, the recently-changed (delta) queue, eviction and
 // self-preservation. Modelled on Netflix Eureka's AbstractInstanceRegistry and
-// PeerAwareInstanceRegistryImpl for a single server with no peers.
+// PeerAwareInstanceRegistryImpl; replication to peers is the server's (peer-replication.ts).
 import type { Clock } from '@lameduck/core'
 import type { AppsView, AppView } from './codec.ts'
 import { Lease, reconcileHashCode, type EurekaStatus, type InstanceInfo } from './instance-info.ts'
@@ -58,7 +58,8 @@ export class InstanceRegistry {
     if (existing !== undefined) {
       // A newer copy on the server wins over an older registration body.
       if (existing.holder.lastDirtyTimestamp > registrant.lastDirtyTimestamp) registrant = existing.holder
-    } else {
+    } else if (this.#expectedClients > 0) {
+      // Only once open for traffic with a count (AbstractInstanceRegistry.register).
       this.#expectedClients++
       this.#updateRenewsThreshold()
     }

@@ -24,10 +24,20 @@ export interface EurekaServerOptions {
   defaultLeaseDurationMs?: number
   /** Reproduce Lease.renew()'s bug: leases expire 2 x duration after the last heartbeat. Default true. */
   leaseExpiryBug?: boolean
-  /** Self-preservation (off by default here, on in real servers): expiry stops when renews drop below the threshold. */
+  /**
+   * Self-preservation (eureka.server.enable-self-preservation), on as in real servers:
+   * eviction stops while the renews of the last minute are at or below expected renews
+   * per minute x renewalPercentThreshold. false lets eviction always run. Default true.
+   */
   selfPreservation?: boolean
+  /** Share of the expected renews below which self-preservation stops eviction. Default 0.85. */
   renewalPercentThreshold?: number
+  /** The renewal interval the server expects of clients, in seconds. Default 30. */
   expectedClientRenewalIntervalSeconds?: number
+  /** Peer servers' base URLs (…/eureka): changes clients make here are replicated to them. Default none. */
+  peerUrls?: string[]
+  /** PeerEurekaNode's batching delay: a fixed 500 ms on real servers, do not scale it. Default 500. */
+  replicationBatchMs?: number
   /** Period of the renews-per-minute measurement. Default 60 000. */
   renewsMeasureIntervalMs?: number
   /** Period of the renewal-threshold update task. Default 900 000. */
@@ -53,6 +63,8 @@ export interface ResolvedEurekaServerOptions {
   selfPreservation: boolean
   renewalPercentThreshold: number
   expectedClientRenewalIntervalSeconds: number
+  peerUrls: string[]
+  replicationBatchMs: number
   renewsMeasureIntervalMs: number
   renewalThresholdUpdateIntervalMs: number
   strict: boolean
@@ -72,9 +84,10 @@ export const EUREKA_SERVER_DEFAULTS = {
   evictionIntervalTimerInMs: 60_000,
   defaultLeaseDurationMs: 90_000,
   leaseExpiryBug: true,
-  selfPreservation: false,
+  selfPreservation: true,
   renewalPercentThreshold: 0.85,
   expectedClientRenewalIntervalSeconds: 30,
+  replicationBatchMs: 500,
   renewsMeasureIntervalMs: 60_000,
   renewalThresholdUpdateIntervalMs: 900_000
 } as const
@@ -85,11 +98,12 @@ const BOOLEANS = ['useReadOnlyCache', 'disableDelta', 'leaseExpiryBug', 'selfPre
 
 export function resolveEurekaServerOptions (options: EurekaServerOptions = {}): ResolvedEurekaServerOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionError('startEureka', 'options must be an object')
-  const known = new Set<string>([...Object.keys(EUREKA_SERVER_DEFAULTS), 'strict', 'logger', 'clock'])
+  const known = new Set<string>([...Object.keys(EUREKA_SERVER_DEFAULTS), 'strict', 'logger', 'clock', 'peerUrls'])
   for (const key of Object.keys(options)) {
     if (!known.has(key)) throw new InvalidOptionError(key, `unknown option; known options are ${[...known].join(', ')}`)
   }
-  const o = { ...EUREKA_SERVER_DEFAULTS, strict: false, logger: silentLogger, clock: systemClock, ...stripUndefined(options) }
+  const o = { ...EUREKA_SERVER_DEFAULTS, strict: false, logger: silentLogger, clock: systemClock, ...stripUndefined(options), peerUrls: peerUrls(options.peerUrls) }
+  assertDuration('replicationBatchMs', o.replicationBatchMs)
   if (typeof o.host !== 'string' || o.host === '') throw new InvalidOptionError('host', `must be a non-empty string such as '127.0.0.1', got ${JSON.stringify(o.host)}`)
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65_535) throw new InvalidOptionError('port', `must be an integer from 0 to 65535 (0 picks a free port), got ${JSON.stringify(o.port)}`)
   for (const key of PERIODS) {
@@ -107,6 +121,17 @@ export function resolveEurekaServerOptions (options: EurekaServerOptions = {}): 
     throw new InvalidOptionError('expectedClientRenewalIntervalSeconds', `must be a positive number of seconds, got ${JSON.stringify(o.expectedClientRenewalIntervalSeconds)}`)
   }
   return o
+}
+
+function peerUrls (value: unknown): string[] {
+  if (value === undefined) return []
+  if (!Array.isArray(value)) throw new InvalidOptionError('peerUrls', `must be an array of peer base URLs like 'http://127.0.0.1:8762/eureka', got ${JSON.stringify(value)}`)
+  return value.map((v) => {
+    let url: URL
+    try { url = new URL(String(v)) } catch { throw new InvalidOptionError('peerUrls', `must be http:// URLs like 'http://127.0.0.1:8762/eureka', got ${JSON.stringify(v)}`) }
+    if (url.protocol !== 'http:') throw new InvalidOptionError('peerUrls', `must be http:// URLs, got '${url.href}'`)
+    return url.href.replace(/\/+$/, '')
+  })
 }
 
 function stripUndefined<T extends object> (o: T): Partial<T> {

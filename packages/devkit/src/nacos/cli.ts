@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { InvalidOptionError, type Logger } from '@lameduck/core'
+import { startNacosCluster, type NacosClusterOptions } from './cluster.ts'
 import type { NacosServerOptions } from './options.ts'
 import { startNacos, type NacosServer } from './server.ts'
 
@@ -11,7 +12,10 @@ Options:
   --host HOST                     address to listen on (default 127.0.0.1)
   --port PORT                     HTTP port (default 8848; 0 picks a free one)
   --cache-millis MS               cacheMillis in list answers = client poll period (default 10000)
-  --push-delay-ms MS              delay from a change to its UDP push (default 500)
+  --push-delay-ms MS              delay from a change to its push task (default 500)
+  --push-check-interval-ms MS     the push task engine's check (default 100, as real servers; a fixed delay)
+  --nodes N                       start a cluster of N nodes (ports PORT, PORT+1, ...; serverList lists all)
+  --distro-sync-delay-ms MS       delay before a change reaches the other nodes (default 1000, as real servers)
   --no-push                       never push: clients see changes only when they poll
   --push-to client-ip|peer        push to the reported clientIP or the HTTP peer (default client-ip)
   --push-ack-timeout-ms MS        resend a push without ack after (default 10000)
@@ -40,6 +44,7 @@ const defaultIo: CliIo = { out: (l) => process.stdout.write(`${l}\n`), err: (l) 
 const DURATION_FLAGS = {
   'cache-millis': 'cacheMillis',
   'push-delay-ms': 'pushDelayMs',
+  'push-check-interval-ms': 'pushCheckIntervalMs',
   'push-ack-timeout-ms': 'pushAckTimeoutMs',
   'subscriber-ttl-ms': 'subscriberTtlMs',
   'client-beat-interval-ms': 'clientBeatIntervalMs',
@@ -49,7 +54,7 @@ const DURATION_FLAGS = {
 } as const satisfies Record<string, keyof NacosServerOptions>
 
 /** Parses `lameduck-devkit nacos` arguments into server options (throws InvalidOptionError naming the flag). */
-export function parseNacosArgs (argv: string[]): { options: NacosServerOptions, help: boolean, quiet: boolean } {
+export function parseNacosArgs (argv: string[]): { options: NacosClusterOptions, help: boolean, quiet: boolean } {
   let parsed
   try {
     parsed = parseArgs({
@@ -62,6 +67,8 @@ export function parseNacosArgs (argv: string[]): { options: NacosServerOptions, 
         push: { type: 'boolean' },
         'push-to': { type: 'string' },
         'push-retries': { type: 'string' },
+        nodes: { type: 'string' },
+        'distro-sync-delay-ms': { type: 'string' },
         'protect-threshold': { type: 'string' },
         protect: { type: 'boolean' },
         'beat-reregister': { type: 'boolean' },
@@ -81,7 +88,11 @@ export function parseNacosArgs (argv: string[]): { options: NacosServerOptions, 
     if (raw === '' || typeof raw !== 'string' || !Number.isFinite(n)) throw new InvalidOptionError(`--${flag}`, `expected a number, got '${String(raw)}'`)
     return n
   }
-  const options: NacosServerOptions = { port: num('port') ?? 8848 }
+  const options: NacosClusterOptions = { port: num('port') ?? 8848 }
+  const nodes = num('nodes')
+  if (nodes !== undefined) options.nodes = nodes
+  const syncDelay = num('distro-sync-delay-ms')
+  if (syncDelay !== undefined) options.distroSyncDelayMs = syncDelay
   if (typeof v.host === 'string') options.host = v.host
   for (const [flag, key] of Object.entries(DURATION_FLAGS)) {
     const n = num(flag)
@@ -108,13 +119,27 @@ function lineLogger (out: (line: string) => void): Logger {
  * cleanly on SIGINT/SIGTERM. Resolves with the running server (undefined for --help).
  */
 export async function runNacosCli (argv: string[], io: CliIo = defaultIo): Promise<NacosServer | undefined> {
-  const { options, help, quiet } = parseNacosArgs(argv)
+  const { options: { nodes = 1, distroSyncDelayMs, ...options }, help, quiet } = parseNacosArgs(argv)
   if (help) { io.out(NACOS_USAGE); return undefined }
-  const server = await startNacos({ ...options, logger: quiet ? undefined : lineLogger(io.out) })
-  const o = server.options
-  io.out(`nacos naming server listening on ${server.url} (serverList ${server.serverList}; ` +
-    `push ${o.push ? `on, delay ${o.pushDelayMs} ms` : 'off'}; cacheMillis ${o.cacheMillis} ms; ` +
-    `beat ${o.clientBeatIntervalMs}/${o.heartBeatTimeoutMs}/${o.ipDeleteTimeoutMs} ms)`)
+  const logger = quiet ? undefined : lineLogger(io.out)
+  let server: NacosServer
+  let all: NacosServer[]
+  if (nodes > 1) {
+    const cluster = await startNacosCluster({ ...options, nodes, distroSyncDelayMs, logger })
+    all = cluster.nodes
+    // The first node stands for the cluster: closing it closes every node.
+    server = { ...all[0]!, close: () => cluster.close() }
+    io.out(`nacos cluster of ${nodes} nodes, serverList ${cluster.serverList} (distro sync ${distroSyncDelayMs ?? 1000} ms)`)
+  } else {
+    server = await startNacos({ ...options, logger })
+    all = [server]
+  }
+  for (const node of all) {
+    const o = node.options
+    io.out(`nacos naming server listening on ${node.url} (serverList ${node.serverList}; ` +
+      `push ${o.push ? `on, delay ${o.pushDelayMs} ms` : 'off'}; cacheMillis ${o.cacheMillis} ms; ` +
+      `beat ${o.clientBeatIntervalMs}/${o.heartBeatTimeoutMs}/${o.ipDeleteTimeoutMs} ms)`)
+  }
   const signals = io.signals ?? ['SIGINT', 'SIGTERM']
   const stop = (signal: NodeJS.Signals): void => {
     for (const s of signals) process.off(s, stop)

@@ -1,20 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { DEFAULT_CLUSTER, instanceTimeouts, PRESERVED, type NamingStore, type StoredInstance } from './naming-store.ts'
+import type { NamingStore } from './naming-store.ts'
+import { beat, deregister, detail, list, metrics, register, serviceList, update } from './naming-routes.ts'
 import type { ResolvedNacosServerOptions } from './options.ts'
 import type { PushService } from './push-service.ts'
-import {
-  agentOf, canPush, checkClusterName, NacosHttpError, parseMetadata, parseWeight, peerAddress, pushAddress, readForm, RequestParams
-} from './request-params.ts'
-import { buildServiceInfo, type ServiceInfoQuery } from './service-info.ts'
+import { NacosHttpError, readForm, RequestParams } from './request-params.ts'
+import type { ServiceStorage } from './service-storage.ts'
 
-// The v1 naming HTTP API (InstanceController, OperatorController, ServiceController)
-// as far as v1 clients use it. Responses follow Nacos 2.x/3.x.
+// The v1 naming HTTP API as a routes table: `METHOD path` -> resource (naming-routes.ts).
+// A known path with another method is a 405, anything else a 404, as Spring answers.
 
-export const RESPONSE_CODE = { ok: 10200, resourceNotFound: 20404 } as const
+export { RESPONSE_CODE } from './naming-routes.ts'
 
 export interface HttpApiContext {
   options: ResolvedNacosServerOptions
   store: NamingStore
+  storage: ServiceStorage
   push: PushService
   serverList: () => string
   emit: (event: string, payload: unknown) => void
@@ -26,165 +26,16 @@ type Handler = (p: RequestParams, req: IncomingMessage) => unknown
 const BASE = '/nacos/v1/ns'
 
 export function createHttpHandler (ctx: HttpApiContext): (req: IncomingMessage, res: ServerResponse) => void {
-  const { options: o, store } = ctx
-  const settings = (): Parameters<typeof buildServiceInfo>[2] => ({ ...o, now: ctx.now() })
-
-  const identity = (p: RequestParams): { namespaceId: string, name: string, groupName: string, ip: string, port: number, clusterName: string } => {
-    const { name, groupName } = p.service()
-    const ip = p.required('ip')
-    const port = p.int('port')
-    if (port < 1 || port > 65535) throw new NacosHttpError(400, `Param 'port' must be from 1 to 65535, got ${port}.`)
-    const clusterName = checkClusterName(p.get('clusterName') || p.get('cluster') || DEFAULT_CLUSTER)
-    return { namespaceId: p.namespaceId(), name, groupName, ip, port, clusterName }
-  }
-
-  const register: Handler = (p) => {
-    const id = identity(p)
-    const instance = {
-      ip: id.ip,
-      port: id.port,
-      clusterName: id.clusterName,
-      weight: parseWeight(p.get('weight')),
-      healthy: p.bool('healthy', true),
-      enabled: p.bool('enabled', p.bool('enable', true)),
-      ephemeral: p.bool('ephemeral', true),
-      metadata: parseMetadata(p.get('metadata'))
-    }
-    // Like NamingUtils.checkInstanceIsLegal; only preserved.* metadata can break it
-    // (server defaults may be scaled down in any proportion).
-    const t = instanceTimeouts(instance, o)
-    const preserved = Object.values(PRESERVED).some((key) => key in instance.metadata)
-    if (preserved && (t.beatIntervalMs > t.beatTimeoutMs || t.beatIntervalMs > t.deleteTimeoutMs)) {
-      throw new NacosHttpError(400, 'Instance \'heart beat interval\' must less than \'heart beat timeout\' and \'ip delete timeout\'.')
-    }
-    store.register(id.namespaceId, id.name, id.groupName, instance)
-    return 'ok'
-  }
-
-  const deregister: Handler = (p) => {
-    const id = identity(p)
-    store.deregister(id.namespaceId, id.name, id.ip, id.port, id.clusterName)
-    return 'ok'
-  }
-
-  const update: Handler = (p) => {
-    const id = identity(p)
-    const patch: Partial<Pick<StoredInstance, 'weight' | 'enabled' | 'metadata'>> = {}
-    if (p.get('weight') !== undefined) patch.weight = parseWeight(p.get('weight'))
-    if (p.get('enabled') !== undefined || p.get('enable') !== undefined) patch.enabled = p.bool('enabled', p.bool('enable', true))
-    if (p.get('metadata') !== undefined) patch.metadata = parseMetadata(p.get('metadata'))
-    const updated = store.update(id.namespaceId, id.name, id.ip, id.port, id.clusterName, patch)
-    if (updated === undefined) throw new NacosHttpError(400, `instance not exist: ${id.ip}:${id.port}@${id.clusterName} in ${id.name}`)
-    return 'ok'
-  }
-
-  const detail: Handler = (p) => {
-    const id = identity(p)
-    const instance = store.find(id.namespaceId, id.name, id.ip, id.port, id.clusterName)
-    if (instance === undefined) throw new NacosHttpError(404, 'no matched ip found!')
-    return {
-      service: id.name,
-      ip: instance.ip,
-      port: instance.port,
-      clusterName: instance.clusterName,
-      weight: instance.weight,
-      healthy: instance.healthy,
-      instanceId: `${instance.ip}#${instance.port}#${instance.clusterName}#${id.name}`,
-      metadata: instance.metadata
-    }
-  }
-
-  const list: Handler = (p, req) => {
-    const { name, groupName } = p.service()
-    const namespaceId = p.namespaceId()
-    const query: ServiceInfoQuery = { name, groupName, clusters: p.get('clusters') ?? '', healthyOnly: p.bool('healthyOnly', false) }
-    const udpPort = p.int('udpPort', 0)
-    const agent = agentOf(req)
-    if (udpPort > 0 && udpPort < 65536 && canPush(agent)) {
-      ctx.push.subscribe({
-        namespaceId,
-        name,
-        groupName,
-        clusters: query.clusters,
-        address: pushAddress(p.get('clientIP'), peerAddress(req), o.pushTo),
-        port: udpPort,
-        agent,
-        lastSeen: ctx.now()
-      })
-    }
-    return buildServiceInfo(store.service(namespaceId, name), query, settings())
-  }
-
-  const beat: Handler = (p) => {
-    const { name, groupName } = p.service()
-    const namespaceId = p.namespaceId()
-    const raw = p.get('beat')
-    let body: { ip?: unknown, port?: unknown, cluster?: unknown, weight?: unknown, metadata?: unknown, ephemeral?: unknown } | undefined
-    if (raw !== undefined && raw !== '') {
-      try { body = JSON.parse(raw) as typeof body } catch { throw new NacosHttpError(400, `Param 'beat' is not valid JSON: ${raw}`) }
-    }
-    const ip = typeof body?.ip === 'string' ? body.ip : p.required('ip')
-    const port = typeof body?.port === 'number' ? body.port : p.int('port')
-    const clusterName = checkClusterName((typeof body?.cluster === 'string' && body.cluster) || p.get('clusterName') || DEFAULT_CLUSTER)
-    const answer = (code: number, instance?: StoredInstance, outcome = 'ok'): unknown => {
-      const clientBeatInterval = instance === undefined ? o.clientBeatIntervalMs : instanceTimeouts(instance, o).beatIntervalMs
-      ctx.emit('beat', { namespaceId, service: name, ip, port, clusterName, code, outcome, light: body === undefined })
-      return { clientBeatInterval, code, lightBeatEnabled: true }
-    }
-    const instance = store.find(namespaceId, name, ip, port, clusterName)
-    if (instance !== undefined) {
-      store.beat(namespaceId, name, instance)
-      return answer(RESPONSE_CODE.ok, instance)
-    }
-    // Unknown instance: a full beat re-registers it ("data compensation"), a light one cannot.
-    if (body === undefined || !o.beatReregister) return answer(RESPONSE_CODE.resourceNotFound, undefined, 'not-found')
-    const weight = typeof body.weight === 'number' && body.weight >= 0 && body.weight <= 10_000 ? body.weight : 1
-    const metadata = typeof body.metadata === 'object' && body.metadata !== null ? parseMetadata(JSON.stringify(body.metadata)) : {}
-    const registered = store.register(namespaceId, name, groupName, {
-      ip, port, clusterName, weight, metadata, healthy: true, enabled: true, ephemeral: body.ephemeral !== false
-    }, 'beat-register')
-    return answer(RESPONSE_CODE.ok, registered, 'registered')
-  }
-
-  const metrics: Handler = (p) => {
-    if (p.bool('onlyStatus', true)) return { status: 'UP' }
-    const services = store.services()
-    const instanceCount = services.reduce((n, s) => n + s.instances.size, 0)
-    return {
-      status: 'UP',
-      serviceCount: services.length,
-      instanceCount,
-      subscribeCount: ctx.push.subscribers().length,
-      responsibleInstanceCount: instanceCount,
-      clientCount: 0,
-      connectionBasedClientCount: 0,
-      ephemeralIpPortClientCount: 0,
-      persistentIpPortClientCount: 0,
-      responsibleClientCount: 0,
-      cpu: 0,
-      load: 0,
-      mem: 0
-    }
-  }
-
-  const serviceList: Handler = (p) => {
-    const namespaceId = p.namespaceId()
-    const groupName = p.get('groupName') || 'DEFAULT_GROUP'
-    const pageNo = Math.max(1, p.int('pageNo', 1))
-    const pageSize = Math.max(1, p.int('pageSize', 10))
-    const names = store.services(namespaceId).filter((s) => s.groupName === groupName).map((s) => s.name.slice(groupName.length + 2)).sort()
-    return { count: names.length, doms: names.slice((pageNo - 1) * pageSize, pageNo * pageSize) }
-  }
-
+  const { options: o } = ctx
   const routes: Record<string, Handler> = {
-    [`POST ${BASE}/instance`]: register,
-    [`DELETE ${BASE}/instance`]: deregister,
-    [`PUT ${BASE}/instance`]: update,
-    [`GET ${BASE}/instance`]: detail,
-    [`GET ${BASE}/instance/list`]: list,
-    [`PUT ${BASE}/instance/beat`]: beat,
-    [`GET ${BASE}/operator/metrics`]: metrics,
-    [`GET ${BASE}/service/list`]: serviceList,
+    [`POST ${BASE}/instance`]: (p) => register(ctx, p),
+    [`DELETE ${BASE}/instance`]: (p) => deregister(ctx, p),
+    [`PUT ${BASE}/instance`]: (p) => update(ctx, p),
+    [`GET ${BASE}/instance`]: (p) => detail(ctx, p),
+    [`GET ${BASE}/instance/list`]: (p, req) => list(ctx, p, req),
+    [`PUT ${BASE}/instance/beat`]: (p) => beat(ctx, p),
+    [`GET ${BASE}/operator/metrics`]: (p) => metrics(ctx, p),
+    [`GET ${BASE}/service/list`]: (p) => serviceList(ctx, p),
     'GET /nacos/serverlist': () => `${ctx.serverList()}\r\n`,
     'GET /nacos/v1/console/health/liveness': () => 'OK',
     'GET /nacos/v1/console/health/readiness': () => 'OK'

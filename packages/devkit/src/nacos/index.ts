@@ -1,6 +1,8 @@
 // A local, protocol-faithful Nacos naming server (v1 HTTP API + UDP push) for
 // development and tests. Production uses a real Nacos.
 export { startNacos } from './server.ts'
+export { startNacosCluster } from './cluster.ts'
+export type { NacosCluster, NacosClusterOptions } from './cluster.ts'
 export type { NacosServer, NacosServerEvents, ChangeEvent, BeatEvent, RequestEvent, InstanceView } from './server.ts'
 export { runNacosCli, parseNacosArgs, NACOS_USAGE } from './cli.ts'
 export type { CliIo as NacosCliIo } from './cli.ts'

@@ -23,6 +23,8 @@ export interface StoredInstance {
   ephemeral: boolean
   metadata: Record<string, string>
   lastBeat: number
+  /** Learnt from another cluster node (distro): that node checks its beats, not this one. */
+  replica?: boolean
 }
 
 export interface StoredService {
@@ -64,7 +66,15 @@ export function instanceTimeouts (instance: Pick<StoredInstance, 'metadata'>, de
 export interface NamingStoreOptions extends HeartbeatDefaults {
   now: () => number
   onChange: (service: StoredService, reason: ChangeReason, instance: StoredInstance) => void
+  /** A beat renewed an instance (cluster nodes pass it on). */
+  onBeat?: (service: StoredService, instance: StoredInstance) => void
 }
+
+/** A change as one cluster node passes it to the others (distro sync). */
+export type DistroOp =
+  | { kind: 'upsert', namespaceId: string, name: string, groupName: string, reason: ChangeReason, instance: StoredInstance }
+  | { kind: 'remove', namespaceId: string, name: string, reason: ChangeReason, ip: string, port: number, clusterName: string }
+  | { kind: 'beat', namespaceId: string, name: string, ip: string, port: number, clusterName: string }
 
 export class NamingStore {
   readonly #services = new Map<string, StoredService>()
@@ -126,11 +136,40 @@ export class NamingStore {
   /** Records a beat. A beat for an unhealthy instance makes it healthy again (and pushes). */
   beat (namespaceId: string, name: string, instance: StoredInstance): void {
     instance.lastBeat = this.#options.now()
+    const service = this.service(namespaceId, name)
+    if (service === undefined) return
+    this.#options.onBeat?.(service, instance)
     if (!instance.healthy) {
       instance.healthy = true
-      const service = this.service(namespaceId, name)
-      if (service !== undefined) this.#options.onChange(service, 'healthy', instance)
+      this.#options.onChange(service, 'healthy', instance)
     }
+  }
+
+  /** Applies a change another cluster node made. The instance is kept as a replica. */
+  apply (op: DistroOp): void {
+    if (op.kind === 'beat') {
+      const instance = this.find(op.namespaceId, op.name, op.ip, op.port, op.clusterName)
+      if (instance !== undefined) instance.lastBeat = this.#options.now()
+      return
+    }
+    if (op.kind === 'remove') {
+      const service = this.service(op.namespaceId, op.name)
+      const id = instanceKey(op.ip, op.port, op.clusterName)
+      const instance = service?.instances.get(id)
+      if (service === undefined || instance === undefined) return
+      service.instances.delete(id)
+      this.#options.onChange(service, op.reason, instance)
+      return
+    }
+    const key = `${op.namespaceId}>${op.name}`
+    let service = this.#services.get(key)
+    if (service === undefined) {
+      service = { namespaceId: op.namespaceId, groupName: op.groupName, name: op.name, instances: new Map() }
+      this.#services.set(key, service)
+    }
+    const instance: StoredInstance = { ...op.instance, metadata: { ...op.instance.metadata }, lastBeat: this.#options.now(), replica: true }
+    service.instances.set(instanceKey(instance.ip, instance.port, instance.clusterName), instance)
+    this.#options.onChange(service, op.reason, instance)
   }
 
   /** The periodic heartbeat check: ephemeral instances turn unhealthy, then are deleted. */
@@ -138,7 +177,7 @@ export class NamingStore {
     const now = this.#options.now()
     for (const service of this.#services.values()) {
       for (const [id, instance] of service.instances) {
-        if (!instance.ephemeral) continue
+        if (!instance.ephemeral || instance.replica === true) continue
         const t = instanceTimeouts(instance, this.#options)
         const silentMs = now - instance.lastBeat
         if (silentMs > t.deleteTimeoutMs) {

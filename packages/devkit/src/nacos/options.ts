@@ -13,6 +13,11 @@ export interface NacosServerOptions {
   push?: boolean
   /** Delay between a change and its push (2.x/3.x: 500 ms; 1.x: 1000 ms). Default 500. */
   pushDelayMs?: number
+  /**
+   * The push task engine's check period (NacosDelayTaskExecuteEngine: 100 ms). A fixed
+   * delay on top of pushDelayMs: leave it at 100 when scaling the other durations. Default 100.
+   */
+  pushCheckIntervalMs?: number
   /** Where pushes go: the `clientIP` the subscriber reported (like Nacos) or the HTTP peer address. Default 'client-ip'. */
   pushTo?: 'client-ip' | 'peer'
   /** How long to wait for a push-ack before resending. Default 10000. */
@@ -43,6 +48,7 @@ export interface ResolvedNacosServerOptions {
   cacheMillis: number
   push: boolean
   pushDelayMs: number
+  pushCheckIntervalMs: number
   pushTo: 'client-ip' | 'peer'
   pushAckTimeoutMs: number
   pushRetries: number
@@ -56,7 +62,7 @@ export interface ResolvedNacosServerOptions {
   logger: Logger
 }
 
-const DURATIONS = ['cacheMillis', 'pushDelayMs', 'pushAckTimeoutMs', 'subscriberTtlMs', 'clientBeatIntervalMs', 'heartBeatTimeoutMs', 'ipDeleteTimeoutMs', 'checkIntervalMs'] as const
+const DURATIONS = ['cacheMillis', 'pushDelayMs', 'pushCheckIntervalMs', 'pushAckTimeoutMs', 'subscriberTtlMs', 'clientBeatIntervalMs', 'heartBeatTimeoutMs', 'ipDeleteTimeoutMs', 'checkIntervalMs'] as const
 const KNOWN = new Set<string>(['host', 'port', 'push', 'pushTo', 'pushRetries', 'protectThreshold', 'beatReregister', 'logger', ...DURATIONS])
 
 export function resolveServerOptions (options: NacosServerOptions = {}): ResolvedNacosServerOptions {
@@ -71,7 +77,7 @@ export function resolveServerOptions (options: NacosServerOptions = {}): Resolve
       throw new InvalidOptionError(key, `must be a non-negative number of milliseconds, got ${String(value)}`)
     }
   }
-  for (const key of ['cacheMillis', 'checkIntervalMs', 'pushAckTimeoutMs', 'clientBeatIntervalMs'] as const) {
+  for (const key of ['cacheMillis', 'checkIntervalMs', 'pushCheckIntervalMs', 'pushAckTimeoutMs', 'clientBeatIntervalMs'] as const) {
     if (options[key] === 0) throw new InvalidOptionError(key, 'must be greater than 0')
   }
   const port = options.port ?? 0
@@ -105,6 +111,7 @@ export function resolveServerOptions (options: NacosServerOptions = {}): Resolve
     cacheMillis,
     push: options.push ?? true,
     pushDelayMs: options.pushDelayMs ?? 500,
+    pushCheckIntervalMs: options.pushCheckIntervalMs ?? 100,
     pushTo,
     pushAckTimeoutMs: options.pushAckTimeoutMs ?? 10_000,
     pushRetries,

@@ -4,10 +4,13 @@ import { gzipSync } from 'node:zlib'
 import type { Logger } from '@lameduck/core'
 import type { ServiceInfoJson } from './service-info.ts'
 
-// UDP push to v1 subscribers, as UdpPushService does it: a change is pushed
-// `pushDelayMs` later (changes in between are merged) to every subscriber that
-// listed the service recently, as {"type":"dom","data":"<ServiceInfo>","lastRefTime":n};
-// a missing push-ack is resent `pushRetries` times after `pushAckTimeoutMs`.
+// UDP push to v1 subscribers, as UdpPushService does it: a change schedules a push
+// task `pushDelayMs` later (changes in between merge, keeping the earliest time),
+// and the task engine runs due tasks on its fixed 100 ms check (NacosDelayTaskExecuteEngine).
+// The task first refreshes the service's ServiceInfo snapshot, which `/instance/list`
+// serves (ServiceStorage; PushExecuteTask), whether or not pushes go out; then it pushes
+// {"type":"dom","data":"<ServiceInfo>","lastRefTime":n} to every subscriber that listed
+// the service recently. A missing push-ack is resent `pushRetries` times after `pushAckTimeoutMs`.
 
 export interface Subscriber {
   namespaceId: string
@@ -36,12 +39,16 @@ export interface PushServiceOptions {
   host: string
   push: boolean
   pushDelayMs: number
+  /** The task engine's check period: 100 ms on a real server, a fixed delay that scaled labs must not scale. */
+  pushCheckIntervalMs: number
   pushAckTimeoutMs: number
   pushRetries: number
   subscriberTtlMs: number
   logger: Logger
   now: () => number
   build: (subscriber: Subscriber) => ServiceInfoJson
+  /** The push task runs for a service: refresh its snapshot (before any push). */
+  onTask: (namespaceId: string, name: string) => void
   emit: (event: string, payload: unknown) => void
 }
 
@@ -53,7 +60,9 @@ export class PushService {
   readonly #o: PushServiceOptions
   readonly #socket: dgram.Socket
   readonly #subscribers = new Map<string, Subscriber>()
-  readonly #scheduled = new Map<string, NodeJS.Timeout>()
+  /** Due time of each service's push task. */
+  readonly #tasks = new Map<string, { namespaceId: string, name: string, due: number }>()
+  #engine: NodeJS.Timeout | null = null
   readonly #pending = new Map<number, Pending>()
   #lastRefTime = 0
   #closed = false
@@ -88,17 +97,28 @@ export class PushService {
     return [...this.#subscribers.values()].map((s) => ({ ...s }))
   }
 
-  /** A service changed: push to its subscribers after the push delay (merging further changes). */
+  /** A service changed: its push task runs after the push delay, at the engine's next check. */
   changed (namespaceId: string, name: string): void {
-    if (!this.#enabled || this.#closed) return
+    if (this.#closed) return
     const key = `${namespaceId}>${name}`
-    if (this.#scheduled.has(key)) return
-    const timer = setTimeout(() => {
-      this.#scheduled.delete(key)
-      this.#pushNow(namespaceId, name)
-    }, this.#o.pushDelayMs)
-    timer.unref()
-    this.#scheduled.set(key, timer)
+    if (this.#tasks.has(key)) return // merged: the earlier task's time stays
+    this.#tasks.set(key, { namespaceId, name, due: this.#o.now() + this.#o.pushDelayMs })
+    this.#engine ??= setInterval(() => this.#processTasks(), this.#o.pushCheckIntervalMs)
+    this.#engine.unref()
+  }
+
+  #processTasks (): void {
+    const now = this.#o.now()
+    for (const [key, task] of this.#tasks) {
+      if (task.due > now) continue
+      this.#tasks.delete(key)
+      this.#o.onTask(task.namespaceId, task.name)
+      if (this.#enabled) this.#pushNow(task.namespaceId, task.name)
+    }
+    if (this.#tasks.size === 0 && this.#engine !== null) {
+      clearInterval(this.#engine)
+      this.#engine = null
+    }
   }
 
   #expire (): void {
@@ -183,9 +203,10 @@ export class PushService {
 
   /** Forgets subscribers and pending pushes (a restarted server knows none). */
   reset (): void {
-    for (const t of this.#scheduled.values()) clearTimeout(t)
+    if (this.#engine !== null) clearInterval(this.#engine)
+    this.#engine = null
     for (const p of this.#pending.values()) clearTimeout(p.timer)
-    this.#scheduled.clear()
+    this.#tasks.clear()
     this.#pending.clear()
     this.#subscribers.clear()
   }

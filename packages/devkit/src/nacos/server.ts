@@ -1,10 +1,11 @@
 import { EventEmitter, once } from 'node:events'
 import { createServer } from 'node:http'
 import { createHttpHandler } from './http-api.ts'
-import { DEFAULT_GROUP, DEFAULT_NAMESPACE, GROUP_SPLITTER, NamingStore, type ChangeReason, type StoredInstance } from './naming-store.ts'
+import { DEFAULT_GROUP, DEFAULT_NAMESPACE, GROUP_SPLITTER, NamingStore, type ChangeReason, type DistroOp, type StoredInstance, type StoredService } from './naming-store.ts'
 import { resolveServerOptions, type NacosServerOptions, type ResolvedNacosServerOptions } from './options.ts'
 import { PushService, type PushRecord, type Subscriber } from './push-service.ts'
 import { buildServiceInfo } from './service-info.ts'
+import { ServiceStorage } from './service-storage.ts'
 
 export interface ChangeEvent {
   namespaceId: string
@@ -63,7 +64,7 @@ export interface NacosServer {
   events: EventEmitter<NacosServerEvents>
   /** Instances as the server holds them (every status), for assertions. */
   instances(service: string, where?: { namespaceId?: string, groupName?: string }): InstanceView[]
-  /** The ServiceInfo the server would answer to GET /instance/list right now. */
+  /** The ServiceInfo the server would answer to GET /instance/list right now (the last push task's snapshot). */
   serviceInfo(service: string, where?: { namespaceId?: string, groupName?: string, clusters?: string, healthyOnly?: boolean }): ReturnType<typeof buildServiceInfo>
   subscribers(): Subscriber[]
   stats(): { pushes: { sent: number, acked: number, resent: number, failed: number }, services: number, instances: number }
@@ -76,7 +77,15 @@ export interface NacosServer {
 
 /** Starts a local Nacos naming server (v1 HTTP API + UDP push) on `host:port`. */
 export async function startNacos (options: NacosServerOptions = {}): Promise<NacosServer> {
+  return (await startNacosNode(options)).server
+}
+
+/** A node of a cluster: `replicate` gets every change made here; `apply` takes the others' changes. */
+export interface NacosNode { server: NacosServer, apply(op: DistroOp): void }
+
+export async function startNacosNode (options: NacosServerOptions, replicate?: (op: DistroOp) => void): Promise<NacosNode> {
   const o = resolveServerOptions(options)
+  let applying = false
   const events = new EventEmitter<NacosServerEvents>()
   const emit = (event: string, payload: unknown): void => { (events.emit as (e: string, p: unknown) => boolean)(event, payload) }
   const now = (): number => Date.now()
@@ -86,7 +95,8 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
     ...o,
     now,
     emit,
-    build: (s) => buildServiceInfo(store.service(s.namespaceId, s.name), { name: s.name, groupName: s.groupName, clusters: s.clusters, healthyOnly: false }, { ...o, now: now() })
+    build: (s) => buildServiceInfo(storage.get(s.namespaceId, s.name), { name: s.name, groupName: s.groupName, clusters: s.clusters, healthyOnly: false }, { ...o, now: now() }),
+    onTask: (namespaceId, name) => storage.refresh(namespaceId, name)
   })
   const store: NamingStore = new NamingStore({
     ...o,
@@ -96,10 +106,16 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
       o.logger.info({ nacos: change }, `nacos: ${reason} ${service.name} ${instance.ip}:${instance.port} (${instance.clusterName}, ${service.namespaceId})`)
       emit('change', change)
       push.changed(service.namespaceId, service.name)
+      if (replicate !== undefined && !applying) replicate(distroOp(service, reason, instance))
+    },
+    onBeat (service, instance) {
+      if (replicate === undefined || applying) return
+      replicate({ kind: 'beat', namespaceId: service.namespaceId, name: service.name, ip: instance.ip, port: instance.port, clusterName: instance.clusterName })
     }
   })
+  const storage = new ServiceStorage(store)
 
-  const http = createServer({ keepAliveTimeout: 30_000 }, createHttpHandler({ options: o, store, push, serverList: () => serverList, emit, now }))
+  const http = createServer({ keepAliveTimeout: 30_000 }, createHttpHandler({ options: o, store, storage, push, serverList: () => serverList, emit, now }))
   http.listen(o.port, o.host)
   try {
     await once(http, 'listening')
@@ -127,7 +143,7 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
   const { logger: _logger, ...publicOptions } = o
   o.logger.info({ nacos: { url: `http://${serverList}/nacos`, udpPort } }, `nacos: naming server listening on http://${serverList}/nacos`)
 
-  return {
+  const server: NacosServer = {
     url: `http://${serverList}/nacos`,
     serverList,
     host: o.host,
@@ -141,7 +157,7 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
     },
     serviceInfo (service, where = {}) {
       const { namespaceId, name, groupName } = locate(service, where)
-      return buildServiceInfo(store.service(namespaceId, name), { name, groupName, clusters: where.clusters ?? '', healthyOnly: where.healthyOnly ?? false }, { ...o, now: now() })
+      return buildServiceInfo(storage.get(namespaceId, name), { name, groupName, clusters: where.clusters ?? '', healthyOnly: where.healthyOnly ?? false }, { ...o, now: now() })
     },
     subscribers: () => push.subscribers(),
     stats () {
@@ -160,10 +176,24 @@ export async function startNacos (options: NacosServerOptions = {}): Promise<Nac
         http.closeAllConnections()
         await Promise.all([closed, push.close()])
         store.clear()
+        storage.clear()
         events.removeAllListeners()
         o.logger.info({}, `nacos: naming server on ${serverList} stopped`)
       })()
       return closing
     }
   }
+  return {
+    server,
+    apply (op) {
+      applying = true
+      try { store.apply(op) } finally { applying = false }
+    }
+  }
+}
+
+function distroOp (service: StoredService, reason: ChangeReason, instance: StoredInstance): DistroOp {
+  const { namespaceId, name, groupName } = service
+  if (reason === 'deregister' || reason === 'expired') return { kind: 'remove', namespaceId, name, reason, ip: instance.ip, port: instance.port, clusterName: instance.clusterName }
+  return { kind: 'upsert', namespaceId, name, groupName, reason, instance: { ...instance, metadata: { ...instance.metadata } } }
 }
