@@ -2,7 +2,8 @@
 // upstreams (in a child process, so servers and client do not share a core's time).
 // Same run, short alternating rounds; the ratio is the median of per-round ratios,
 // which resists the drift of a shared, busy machine better than one long run each.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { cpus } from 'node:os'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -10,7 +11,14 @@ import { BalancedPool } from 'undici'
 import type { Dispatcher } from 'undici'
 import { createBalancer, staticDiscovery } from '../src/index.ts'
 
+// With taskset, the upstreams and the load generator get a core each instead of
+// fighting over one (-a: every thread of the process, not only the main one).
+const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0
+const pin = (pid: number, cores: string): void => { if (pinned) spawnSync('taskset', ['-apc', cores, String(pid)], { stdio: 'ignore' }) }
+
 export interface HttpResult {
+  /** Upstreams and load generator on separate cores (taskset). */
+  pinned: boolean
   upstreams: number
   concurrency: number
   seconds: number
@@ -22,7 +30,7 @@ export interface HttpResult {
   ratio: number
 }
 
-async function drive (dispatcher: Dispatcher, origin: string, concurrency: number, ms: number): Promise<number> {
+export async function drive (dispatcher: Dispatcher, origin: string, concurrency: number, ms: number): Promise<number> {
   let done = 0
   const end = performance.now() + ms
   const worker = async (): Promise<void> => {
@@ -44,8 +52,10 @@ function median (values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 2, rounds = 6 } = {}): Promise<HttpResult> {
+export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 2, rounds = 10 } = {}): Promise<HttpResult> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./upstreams.ts', import.meta.url)), String(upstreams)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  pin(child.pid!, '1')
+  pin(process.pid, '0')
   try {
     const [line] = await once(createInterface({ input: child.stdout! }), 'line') as [string]
     const ports = JSON.parse(line) as number[]
@@ -55,7 +65,7 @@ export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 2,
     const contenders: [name: 'balancer' | 'balancedPool', Dispatcher, string][] = [['balancer', balancer, 'http://orders'], ['balancedPool', pool, origins[0]!]]
     // Warm both: connections open, JIT settled.
     for (const [, d, origin] of contenders) await drive(d, origin, concurrency, 2_000)
-    const result: HttpResult = { upstreams, concurrency, seconds, balancer: [], balancedPool: [], roundRatios: [], ratio: 0 }
+    const result: HttpResult = { pinned, upstreams, concurrency, seconds, balancer: [], balancedPool: [], roundRatios: [], ratio: 0 }
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? contenders : [...contenders].reverse()
       for (const [name, d, origin] of order) result[name].push(await drive(d, origin, concurrency, seconds * 1_000))
@@ -65,6 +75,7 @@ export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 2,
     await Promise.all([balancer.close(), pool.close()])
     return result
   } finally {
+    pin(process.pid, `0-${cpus().length - 1}`)
     child.stdin!.end()
     await once(child, 'exit')
   }

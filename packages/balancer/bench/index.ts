@@ -12,7 +12,7 @@ const jsonFile = jsonAt === -1 ? undefined : args[jsonAt + 1]
 
 const picks = [10, 100, 1000].map((n) => benchPick(n, quick ? 200_000 : 1_000_000))
 const http = await benchHttp({
-  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 6)),
+  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 10)),
   seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 2)),
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? 32)
 })
@@ -27,7 +27,7 @@ const lines = [
   '|---:|---:|---:|',
   ...picks.map((p) => `| ${p.instances} | ${p.nsPerPick.toFixed(1)} | ${kb(p.heapGrowthBytes)} over ${p.picks.toLocaleString('en-US')} |`),
   '',
-  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.roundRatios.length} rounds in alternating order.`,
+  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.roundRatios.length} rounds in alternating order${http.pinned ? '; upstreams and load generator pinned to separate cores (taskset)' : ' (not pinned: no taskset)'}.`,
   '',
   '| dispatcher | requests/s per round |',
   '|---|---:|',
