@@ -28,9 +28,21 @@ export interface HttpResult {
   roundRatios: number[]
   /** Median of the round ratios. */
   ratio: number
+  /** Load generator CPU (user + system) per request, µs, per round. */
+  balancerCpuUs: number[]
+  balancedPoolCpuUs: number[]
+  /** Median of balancer / BalancedPool CPU per request within each round (< 1: the balancer costs less). */
+  cpuRatio: number
 }
 
-export async function drive (dispatcher: Dispatcher, origin: string, concurrency: number, ms: number): Promise<number> {
+export interface DriveResult {
+  /** Requests per second. */
+  rps: number
+  /** This process's CPU time (user + system) per request, µs. */
+  cpuUs: number
+}
+
+export async function drive (dispatcher: Dispatcher, origin: string, concurrency: number, ms: number): Promise<DriveResult> {
   let done = 0
   const end = performance.now() + ms
   const worker = async (): Promise<void> => {
@@ -42,8 +54,10 @@ export async function drive (dispatcher: Dispatcher, origin: string, concurrency
     }
   }
   const start = performance.now()
+  const cpu = process.cpuUsage()
   await Promise.all(Array.from({ length: concurrency }, worker))
-  return done / ((performance.now() - start) / 1000)
+  const used = process.cpuUsage(cpu)
+  return { rps: done / ((performance.now() - start) / 1000), cpuUs: (used.user + used.system) / done }
 }
 
 function median (values: number[]): number {
@@ -52,7 +66,7 @@ function median (values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 2, rounds = 10 } = {}): Promise<HttpResult> {
+export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 1, rounds = 20 } = {}): Promise<HttpResult> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./upstreams.ts', import.meta.url)), String(upstreams)], { stdio: ['pipe', 'pipe', 'inherit'] })
   pin(child.pid!, '1')
   pin(process.pid, '0')
@@ -65,13 +79,20 @@ export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 2,
     const contenders: [name: 'balancer' | 'balancedPool', Dispatcher, string][] = [['balancer', balancer, 'http://orders'], ['balancedPool', pool, origins[0]!]]
     // Warm both: connections open, JIT settled.
     for (const [, d, origin] of contenders) await drive(d, origin, concurrency, 2_000)
-    const result: HttpResult = { pinned, upstreams, concurrency, seconds, balancer: [], balancedPool: [], roundRatios: [], ratio: 0 }
+    const result: HttpResult = { pinned, upstreams, concurrency, seconds, balancer: [], balancedPool: [], roundRatios: [], ratio: 0, balancerCpuUs: [], balancedPoolCpuUs: [], cpuRatio: 0 }
+    const cpuRatios: number[] = []
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? contenders : [...contenders].reverse()
-      for (const [name, d, origin] of order) result[name].push(await drive(d, origin, concurrency, seconds * 1_000))
+      for (const [name, d, origin] of order) {
+        const { rps, cpuUs } = await drive(d, origin, concurrency, seconds * 1_000)
+        result[name].push(rps)
+        result[name === 'balancer' ? 'balancerCpuUs' : 'balancedPoolCpuUs'].push(cpuUs)
+      }
       result.roundRatios.push(result.balancer[round]! / result.balancedPool[round]!)
+      cpuRatios.push(result.balancerCpuUs[round]! / result.balancedPoolCpuUs[round]!)
     }
     result.ratio = median(result.roundRatios)
+    result.cpuRatio = median(cpuRatios)
     await Promise.all([balancer.close(), pool.close()])
     return result
   } finally {

@@ -12,8 +12,8 @@ const jsonFile = jsonAt === -1 ? undefined : args[jsonAt + 1]
 
 const picks = [10, 100, 1000].map((n) => benchPick(n, quick ? 200_000 : 1_000_000))
 const http = await benchHttp({
-  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 10)),
-  seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 2)),
+  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 20)),
+  seconds: Number(process.env.BENCH_SECONDS ?? 1),
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? 32)
 })
 
@@ -34,7 +34,15 @@ const lines = [
   `| @lameduck/balancer | ${rps(http.balancer)} |`,
   `| undici BalancedPool | ${rps(http.balancedPool)} |`,
   `| ratio per round | ${http.roundRatios.map((r) => r.toFixed(3)).join(' / ')} |`,
-  `| **ratio (median of rounds, goal ≥ 0.95)** | **${http.ratio.toFixed(3)}** |`
+  `| **ratio (median of rounds, goal ≥ 0.95)** | **${http.ratio.toFixed(3)}** |`,
+  '',
+  'Load generator CPU per request (user + system, µs; lower is better), same rounds:',
+  '',
+  '| dispatcher | µs per request per round |',
+  '|---|---:|',
+  `| @lameduck/balancer | ${http.balancerCpuUs.map((v) => v.toFixed(1)).join(' / ')} |`,
+  `| undici BalancedPool | ${http.balancedPoolCpuUs.map((v) => v.toFixed(1)).join(' / ')} |`,
+  `| **balancer / BalancedPool (median of rounds)** | **${http.cpuRatio.toFixed(3)}** |`
 ]
 console.log(lines.join('\n'))
 if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ node: process.version, picks, http }, null, 2) + '\n')

@@ -17,7 +17,8 @@ const dispatcher = which === 'balancer'
   ? createBalancer({ service: 'orders', discovery: staticDiscovery({ orders: ports.map((p) => `127.0.0.1:${p}`) }), refreshIntervalMs: 0 })
   : new BalancedPool(ports.map((p) => `http://127.0.0.1:${p}`))
 const origin = which === 'balancer' ? 'http://orders' : `http://127.0.0.1:${ports[0]}`
-console.log(`${which}: ${Math.round(await drive(dispatcher, origin, 32, seconds * 1_000))} req/s`)
+const { rps, cpuUs } = await drive(dispatcher, origin, 32, seconds * 1_000)
+console.log(`${which}: ${Math.round(rps)} req/s, ${cpuUs.toFixed(1)} µs CPU per request`)
 await dispatcher.close()
 child.stdin.end()
 await once(child, 'exit')
