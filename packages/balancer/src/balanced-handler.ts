@@ -91,7 +91,13 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
 
   /** Hands the caller its controller, then sends the first attempt; returns the pool's backpressure signal. */
   start (): boolean {
-    this.#handler.onRequestStart?.(this, null)
+    try {
+      this.#handler.onRequestStart?.(this, null)
+    } catch (err) {
+      // As undici does with a throwing handler: the request fails with that error.
+      this.#finish(err as Error)
+      return false
+    }
     return this.#next()
   }
 

@@ -89,7 +89,7 @@ test('abort between attempts (in the failed connect\'s error path): rejects with
   assert.equal(live.requests.length, 0)
 })
 
-test('exactly one terminal callback: success, all dead, abort mid-failover (late callbacks ignored), abort mid-response, already aborted', { timeout: 30_000 }, async (t) => {
+test('exactly one terminal callback: success, all dead, abort mid-failover (late callbacks ignored), abort mid-response, already aborted, a throwing handler', { timeout: 30_000 }, async (t) => {
   const live = closeAfter(t, await upstream('live'))
   live.reply = (_req, res) => { res.write('part'); setImmediate(() => res.end('rest')) }
   const okBalancer = closeAfter(t, createBalancer({ service: 'orders', discovery: listing([at('live', live.port, 1)]), refreshIntervalMs: 0 }))
@@ -134,7 +134,12 @@ test('exactly one terminal callback: success, all dead, abort mid-failover (late
   await early.settled
   assert.deepEqual(early.events, ['onRequestStart', 'onResponseError'])
 
+  const throwing = recorder((event) => { if (event === 'onRequestStart') throw new Error('handler bug') })
+  okBalancer.dispatch(opts, throwing.handler)
+  await throwing.settled
+  assert.equal(throwing.errors[0]?.message, 'handler bug')
+
   await Promise.all([okBalancer.close(), deadBalancer.close(), stuckBalancer.close()])
   assert.equal(live.requests.length, served, 'an aborted request is not sent')
-  for (const r of [ok, allDead, midFailover, midResponse, early]) assert.equal(r.terminals(), 1, r.events.join(','))
+  for (const r of [ok, allDead, midFailover, midResponse, early, throwing]) assert.equal(r.terminals(), 1, r.events.join(','))
 })
