@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs'
 import { benchPick } from './pick.ts'
 import { benchHttp } from './http.ts'
+import type { Contender } from './http.ts'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -20,6 +21,7 @@ const http = await benchHttp({
 const kb = (bytes: number | null): string => bytes === null ? 'n/a (run with --expose-gc)' : `${(bytes / 1024).toFixed(1)} KiB`
 const rps = (values: number[]): string => values.map((v) => Math.round(v).toLocaleString('en-US')).join(' / ')
 
+const rows: Array<[Contender, string]> = [['balancer', '@lameduck/balancer'], ['balancedPool', 'undici BalancedPool'], ['balancedPoolWithHeader', 'BalancedPool + x-lameduck-consumer']]
 const lines = [
   `## @lameduck/balancer (node ${process.version})`,
   '',
@@ -27,22 +29,13 @@ const lines = [
   '|---:|---:|---:|',
   ...picks.map((p) => `| ${p.instances} | ${p.nsPerPick.toFixed(1)} | ${kb(p.heapGrowthBytes)} over ${p.picks.toLocaleString('en-US')} |`),
   '',
-  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.roundRatios.length} rounds in alternating order${http.pinned ? '; upstreams and load generator pinned to separate cores (taskset)' : ' (not pinned: no taskset)'}.`,
+  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.runs.balancer.rps.length} rounds in rotating order${http.pinned ? '; upstreams and load generator pinned to separate cores (taskset)' : ' (not pinned: no taskset)'}. Ratios: median over rounds of the ratio to BalancedPool within the round.`,
   '',
-  '| dispatcher | requests/s per round |',
-  '|---|---:|',
-  `| @lameduck/balancer | ${rps(http.balancer)} |`,
-  `| undici BalancedPool | ${rps(http.balancedPool)} |`,
-  `| ratio per round | ${http.roundRatios.map((r) => r.toFixed(3)).join(' / ')} |`,
-  `| **ratio (median of rounds, goal ≥ 0.95)** | **${http.ratio.toFixed(3)}** |`,
+  '| dispatcher | requests/s per round | ratio | load generator CPU µs / request per round | ratio |',
+  '|---|---|---:|---|---:|',
+  ...rows.map(([name, label]) => `| ${label} | ${rps(http.runs[name].rps)} | ${name === 'balancer' ? `**${http.ratio[name].toFixed(3)}**` : http.ratio[name].toFixed(3)} | ${http.runs[name].cpuUs.map((v) => v.toFixed(1)).join(' / ')} | ${http.cpuRatio[name].toFixed(3)} |`),
   '',
-  'Load generator CPU per request (user + system, µs; lower is better), same rounds:',
-  '',
-  '| dispatcher | µs per request per round |',
-  '|---|---:|',
-  `| @lameduck/balancer | ${http.balancerCpuUs.map((v) => v.toFixed(1)).join(' / ')} |`,
-  `| undici BalancedPool | ${http.balancedPoolCpuUs.map((v) => v.toFixed(1)).join(' / ')} |`,
-  `| **balancer / BalancedPool (median of rounds)** | **${http.cpuRatio.toFixed(3)}** |`
+  'Goal: balancer ≥ 0.95 of BalancedPool in requests/s.'
 ]
 console.log(lines.join('\n'))
 if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ node: process.version, picks, http }, null, 2) + '\n')
