@@ -75,7 +75,7 @@ export class ConsumerTracker implements EarlyOfflineMonitor {
   seen (consumer: string | undefined): void {
     const now = this.#clock.now()
     this.#lastRequest = now
-    if (consumer === undefined || consumer === '' || consumer.length > MAX_ID_LENGTH || !VISIBLE_ASCII.test(consumer)) { this.#lastAnonymous = now; return }
+    if (typeof consumer !== 'string' || consumer.length > MAX_ID_LENGTH || !VISIBLE_ASCII.test(consumer)) { this.#lastAnonymous = now; return }
     const consumers = this.#consumers
     const entry = consumers.get(consumer)
     if (entry !== undefined) { entry.lastSeen = now; return }
