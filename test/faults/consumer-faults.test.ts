@@ -101,3 +101,34 @@ for (const kind of ['before-response', 'mid-response'] as const) {
     })
   }
 }
+
+test('malformed hosts in the registry next to a crashed provider: with an uncaughtException logger installed, nothing thrown, nothing lost, nothing hangs', { timeout: 60_000 }, async (t) => {
+  const caught: unknown[] = []
+  const onUncaught = (err: unknown): void => { caught.push(err) }
+  process.on('uncaughtException', onUncaught)
+  t.after(() => { process.off('uncaughtException', onUncaught) })
+  const registry = memoryRegistry()
+  const a = await startProvider('a', { registry })
+  t.after(() => a.app.close())
+  const hostile = ['10.0.0.5:8080', 'fe80::1%eth0', 'my host', 'evil.com:80@127.0.0.1'].map((host, i) =>
+    ({ id: `hostile-${i}`, service: 'orders', host, port: 8080, status: 'UP' as const, metadata: { 'lameduck.weight': '500' } }))
+  const dead = { id: 'dead', service: 'orders', host: '127.0.0.1', port: await freePort(), status: 'UP' as const, metadata: { 'lameduck.weight': '1000' } }
+  // As a registry that stores what providers send would list them.
+  const discovery = { instances: (service: string) => [...registry.instances(service), dead, ...hostile], subscribe: () => () => {} }
+  const balancer = createBalancer({ service: 'orders', discovery, refreshIntervalMs: 20, ejectAfter: 1_000 })
+  t.after(() => balancer.close())
+  let n = 0
+  const load = steadyLoad(async () => {
+    const post = n++ % 2 === 0
+    const res = await request('http://orders/work', { dispatcher: balancer, method: post ? 'POST' : 'GET', body: post ? `order-${n}` : null, headers: post ? { 'content-type': 'text/plain' } : {} })
+    await res.body.dump()
+    if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`)
+    return String(res.headers['x-instance'])
+  }, 5)
+  await until(() => load.stats.ok + load.stats.failed >= 200, '200 requests')
+  await load.stop()
+  assert.equal(load.stats.failed, 0, load.stats.errors.slice(0, 3).join(', '))
+  assert.equal(a.served(), load.stats.ok, 'each request served exactly once')
+  assert.deepEqual(balancer.stats().services[0]!.instances.map((i) => i.id).sort(), ['a', 'dead'])
+  assert.deepEqual(caught.map(String), [])
+})

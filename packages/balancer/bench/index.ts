@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs'
 import { benchPick } from './pick.ts'
 import { benchHttp } from './http.ts'
+import type { Contender } from './http.ts'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -12,14 +13,15 @@ const jsonFile = jsonAt === -1 ? undefined : args[jsonAt + 1]
 
 const picks = [10, 100, 1000].map((n) => benchPick(n, quick ? 200_000 : 1_000_000))
 const http = await benchHttp({
-  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 6)),
-  seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 2)),
+  rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 20)),
+  seconds: Number(process.env.BENCH_SECONDS ?? 1),
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? 32)
 })
 
 const kb = (bytes: number | null): string => bytes === null ? 'n/a (run with --expose-gc)' : `${(bytes / 1024).toFixed(1)} KiB`
 const rps = (values: number[]): string => values.map((v) => Math.round(v).toLocaleString('en-US')).join(' / ')
 
+const rows: Array<[Contender, string]> = [['balancer', '@lameduck/balancer'], ['balancedPool', 'undici BalancedPool'], ['balancedPoolWithHeader', 'BalancedPool + x-lameduck-consumer']]
 const lines = [
   `## @lameduck/balancer (node ${process.version})`,
   '',
@@ -27,14 +29,13 @@ const lines = [
   '|---:|---:|---:|',
   ...picks.map((p) => `| ${p.instances} | ${p.nsPerPick.toFixed(1)} | ${kb(p.heapGrowthBytes)} over ${p.picks.toLocaleString('en-US')} |`),
   '',
-  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.roundRatios.length} rounds in alternating order.`,
+  `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.runs.balancer.rps.length} rounds in rotating order${http.pinned ? '; upstreams and load generator pinned to separate cores (taskset)' : ' (not pinned: no taskset)'}. Ratios: median over rounds of the ratio to BalancedPool within the round.`,
   '',
-  '| dispatcher | requests/s per round |',
-  '|---|---:|',
-  `| @lameduck/balancer | ${rps(http.balancer)} |`,
-  `| undici BalancedPool | ${rps(http.balancedPool)} |`,
-  `| ratio per round | ${http.roundRatios.map((r) => r.toFixed(3)).join(' / ')} |`,
-  `| **ratio (median of rounds, goal ≥ 0.95)** | **${http.ratio.toFixed(3)}** |`
+  '| dispatcher | requests/s per round | ratio | load generator CPU µs / request per round | ratio |',
+  '|---|---|---:|---|---:|',
+  ...rows.map(([name, label]) => `| ${label} | ${rps(http.runs[name].rps)} | ${name === 'balancer' ? `**${http.ratio[name].toFixed(3)}**` : http.ratio[name].toFixed(3)} | ${http.runs[name].cpuUs.map((v) => v.toFixed(1)).join(' / ')} | ${http.cpuRatio[name].toFixed(3)} |`),
+  '',
+  'Goal: balancer ≥ 0.95 of BalancedPool in requests/s.'
 ]
 console.log(lines.join('\n'))
 if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ node: process.version, picks, http }, null, 2) + '\n')

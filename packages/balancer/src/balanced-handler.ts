@@ -27,41 +27,6 @@ export interface HandlerContext {
   readonly onDrain: (origin: URL) => void
 }
 
-/**
- * The controller the caller's handler sees. It stays the same across attempts and
- * forwards to the current attempt's controller, so an abort or pause always reaches
- * the request that is actually running.
- */
-class AttemptController implements DispatchController {
-  #current: DispatchController | null = null
-  #aborted = false
-  #reason: Error | null = null
-
-  get aborted (): boolean { return this.#aborted || (this.#current?.aborted ?? false) }
-  get paused (): boolean { return this.#current?.paused ?? false }
-  get reason (): Error | null { return this.#reason ?? this.#current?.reason ?? null }
-  get rawHeaders (): DispatchController['rawHeaders'] { return this.#current?.rawHeaders }
-  get rawTrailers (): DispatchController['rawTrailers'] { return this.#current?.rawTrailers }
-  get abortedByCaller (): boolean { return this.#aborted }
-
-  /** Returns false when the caller aborted before this attempt started. */
-  attach (controller: DispatchController): boolean {
-    this.#current = controller
-    if (this.#aborted) { controller.abort(this.#reason ?? new errors.RequestAbortedError()); return false }
-    return true
-  }
-
-  abort (reason: Error): void {
-    if (this.#aborted) return
-    this.#aborted = true
-    this.#reason = reason
-    this.#current?.abort(reason)
-  }
-
-  pause (): void { this.#current?.pause() }
-  resume (): void { this.#current?.resume() }
-}
-
 function replayable (body: Dispatcher.DispatchOptions['body']): boolean {
   return body === null || body === undefined || typeof body === 'string' || body instanceof Uint8Array
 }
@@ -71,22 +36,29 @@ function replayable (body: Dispatcher.DispatchOptions['body']): boolean {
  * pool, and decides what a failure means. A failure before the request reached a
  * socket (nothing sent) goes to another instance, for any method. Afterwards only
  * idempotent requests with a replayable body, and only when `retryIdempotent` allows.
+ *
+ * It is also the controller the caller's handler sees, for the whole request: an
+ * abort reaches the attempt that is running, and ends the request at once when none
+ * is (between attempts, or while one is still connecting). Every request ends in
+ * exactly one of onResponseEnd, onResponseError or onRequestUpgrade.
  */
-export class BalancedHandler implements Dispatcher.DispatchHandler {
+export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchController {
   readonly #ctx: HandlerContext
   readonly #table: ServiceTable
   readonly #protocol: string
   readonly #opts: Dispatcher.DispatchOptions
   readonly #handler: Dispatcher.DispatchHandler
-  readonly #controller = new AttemptController()
   #entry: InstanceEntry | undefined
+  /** The running attempt's controller, from its onRequestStart until it fails. */
+  #attempt: DispatchController | null = null
   #tried: InstanceEntry[] | undefined
   #lastError: unknown
+  #reason: Error | null = null
   #lostAfterSend = false
   #connectRetries = 0
   #idempotentRetries = 0
   #started = false
-  #announced = false
+  #aborted = false
   #responded = false
   #done = false
 
@@ -98,8 +70,40 @@ export class BalancedHandler implements Dispatcher.DispatchHandler {
     this.#handler = handler
   }
 
-  /** Sends an attempt to the next instance (first try or retry); returns the pool's backpressure signal. */
+  // The caller's controller.
+  get aborted (): boolean { return this.#aborted || (this.#attempt?.aborted ?? false) }
+  get paused (): boolean { return this.#attempt?.paused ?? false }
+  get reason (): Error | null { return this.#reason ?? this.#attempt?.reason ?? null }
+  get rawHeaders (): DispatchController['rawHeaders'] { return this.#attempt?.rawHeaders }
+  get rawTrailers (): DispatchController['rawTrailers'] { return this.#attempt?.rawTrailers }
+
+  abort (reason: Error): void {
+    if (this.#aborted || this.#done) return
+    this.#aborted = true
+    this.#reason = reason ?? new errors.RequestAbortedError()
+    // An attempt still queued or connecting is aborted when it starts (onRequestStart).
+    this.#attempt?.abort(this.#reason)
+    this.#finish(this.#reason)
+  }
+
+  pause (): void { this.#attempt?.pause() }
+  resume (): void { this.#attempt?.resume() }
+
+  /** Hands the caller its controller, then sends the first attempt; returns the pool's backpressure signal. */
   start (): boolean {
+    try {
+      this.#handler.onRequestStart?.(this, null)
+    } catch (err) {
+      // As undici does with a throwing handler: the request fails with that error.
+      this.#finish(err as Error)
+      return false
+    }
+    return this.#next()
+  }
+
+  /** Sends an attempt to the next instance. Never throws: every failure ends in a retry or #finish. */
+  #next (): boolean {
+    if (this.#done) return false
     const table = this.#table
     const entry = this.#tried === undefined ? table.pick() : table.pickExcept(this.#tried)
     if (entry === undefined) {
@@ -109,64 +113,76 @@ export class BalancedHandler implements Dispatcher.DispatchHandler {
     }
     this.#entry = entry
     this.#started = false
-    return entry.pool(this.#protocol, this.#ctx.onDrain).dispatch(this.#opts, this)
+    this.#attempt = null
+    let pool: Dispatcher
+    try {
+      pool = entry.pool(this.#protocol, this.#ctx.onDrain)
+    } catch (err) {
+      // A pool that cannot be built: nothing was sent, so like a failed connect (ejects, tries another).
+      this.#notSent(entry, err as Error, true)
+      return false
+    }
+    try {
+      return pool.dispatch(this.#opts, this)
+    } catch (err) {
+      // undici reports through onResponseError; only a custom factory's dispatcher throws.
+      if (this.#entry === entry && !this.#started) this.#notSent(entry, err as Error, true)
+      else this.#finish(err as Error)
+      return false
+    }
   }
 
-  onRequestStart (controller: DispatchController, context: unknown): void {
+  onRequestStart (controller: DispatchController, _context: unknown): void {
+    if (this.#done) { controller.abort(this.#reason ?? new errors.RequestAbortedError()); return }
     this.#started = true
+    this.#attempt = controller
     this.#entry!.connected()
-    if (!this.#controller.attach(controller)) return
-    if (this.#announced) return
-    this.#announced = true
-    this.#handler.onRequestStart?.(this.#controller, context)
   }
 
   onRequestUpgrade (_controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    if (this.#done) { socket.destroy(); return }
     this.#responded = true
     this.#done = true
-    this.#handler.onRequestUpgrade?.(this.#controller, statusCode, headers, socket)
+    this.#handler.onRequestUpgrade?.(this, statusCode, headers, socket)
   }
 
   onResponseStarted (): void {
-    this.#handler.onResponseStarted?.()
+    if (!this.#done) this.#handler.onResponseStarted?.()
   }
 
   onResponseStart (_controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    if (this.#done) return
     this.#responded = true
     const state = headers[STATE_HEADER]
     if (state !== undefined) this.#table.observeState(this.#entry!, state)
-    this.#handler.onResponseStart?.(this.#controller, statusCode, headers, statusMessage)
+    this.#handler.onResponseStart?.(this, statusCode, headers, statusMessage)
   }
 
   onResponseData (_controller: DispatchController, chunk: Buffer): void {
-    this.#handler.onResponseData?.(this.#controller, chunk)
+    if (!this.#done) this.#handler.onResponseData?.(this, chunk)
   }
 
   onResponseEnd (_controller: DispatchController, trailers: IncomingHttpHeaders): void {
+    if (this.#done) return
     this.#done = true
-    this.#handler.onResponseEnd?.(this.#controller, trailers)
+    this.#handler.onResponseEnd?.(this, trailers)
   }
 
   onBodySent (chunk: Buffer): void {
-    this.#handler.onBodySent?.(chunk)
+    if (!this.#done) this.#handler.onBodySent?.(chunk)
   }
 
   onRequestSent (): void {
-    this.#handler.onRequestSent?.()
+    if (!this.#done) this.#handler.onRequestSent?.()
   }
 
   onResponseError (_controller: DispatchController | null, err: Error): void {
     if (this.#done) return
+    this.#attempt = null
     const entry = this.#entry
     const code = (err as { code?: unknown } | null)?.code
-    if (entry !== undefined && !this.#controller.abortedByCaller && !this.#ctx.closed && typeof code === 'string') {
-      if (!this.#started && NOT_SENT.has(code)) {
-        if (CONNECT_ERRORS.has(code)) this.#table.connectFailed(entry, err)
-        this.#lostAfterSend = false
-        if (this.#retry(entry, err, this.#connectRetries < this.#ctx.options.maxConnectRetries)) { this.#connectRetries++; return }
-        this.#finish(this.#table.noInstance(err, this.#tried!.length))
-        return
-      }
+    if (entry !== undefined && !this.#aborted && !this.#ctx.closed && typeof code === 'string') {
+      if (!this.#started && NOT_SENT.has(code)) { this.#notSent(entry, err, CONNECT_ERRORS.has(code)); return }
       if (this.#started && !this.#responded && LOST_BEFORE_RESPONSE.has(code) && this.#idempotentRetries < this.#ctx.options.retryIdempotent &&
           this.#isIdempotent() && this.#retry(entry, err, true)) {
         this.#idempotentRetries++
@@ -175,6 +191,14 @@ export class BalancedHandler implements Dispatcher.DispatchHandler {
       }
     }
     this.#finish(err)
+  }
+
+  /** Nothing reached `entry`: count it toward ejection when `eject`, and try another instance. */
+  #notSent (entry: InstanceEntry, err: Error, eject: boolean): void {
+    if (eject) this.#table.connectFailed(entry, err)
+    this.#lostAfterSend = false
+    if (this.#retry(entry, err, this.#connectRetries < this.#ctx.options.maxConnectRetries)) { this.#connectRetries++; return }
+    this.#finish(this.#table.noInstance(err, this.#tried!.length))
   }
 
   #isIdempotent (): boolean {
@@ -191,9 +215,8 @@ export class BalancedHandler implements Dispatcher.DispatchHandler {
     // Not from inside the failing pool's error path: a microtask later.
     queueMicrotask(() => {
       if (this.#done) return
-      if (this.#controller.abortedByCaller) this.#finish(this.#controller.reason ?? new errors.RequestAbortedError())
-      else if (this.#ctx.closed) this.#finish(new errors.ClientClosedError())
-      else this.start()
+      if (this.#ctx.closed) this.#finish(new errors.ClientClosedError())
+      else this.#next()
     })
     return true
   }
@@ -201,6 +224,6 @@ export class BalancedHandler implements Dispatcher.DispatchHandler {
   #finish (err: Error): void {
     if (this.#done) return
     this.#done = true
-    this.#handler.onResponseError?.(this.#announced ? this.#controller : (null as unknown as DispatchController), err)
+    this.#handler.onResponseError?.(this, err)
   }
 }

@@ -1,7 +1,6 @@
 import { serviceKey } from '@lameduck/core'
 import type { Instance, Timer } from '@lameduck/core'
 import { Agent, Dispatcher, Dispatcher1Wrapper, errors } from 'undici'
-import type { Pool } from 'undici'
 import { BalancedHandler } from './balanced-handler.ts'
 import type { HandlerContext } from './balanced-handler.ts'
 import { UnknownServiceError } from './errors.ts'
@@ -31,8 +30,10 @@ export class Balancer extends Dispatcher {
   readonly #tables = new Map<string, ServiceTable>()
   readonly #routes = new Map<string, Route | null>()
   /** Pools closing gracefully (removed or draining instances), until they have closed. */
-  readonly #retired = new Map<Pool, Promise<void>>()
+  readonly #retired = new Map<Dispatcher, Promise<void>>()
   readonly #ctx: HandlerContext
+  /** The headers of a request that brings none: one frozen object shared by all (undici only reads them). */
+  readonly #onlyConsumerHeader: Readonly<Record<string, string>>
   #legacy: Dispatcher | undefined
   #agent: Agent | undefined
   #refreshTimer: Timer | undefined
@@ -44,8 +45,10 @@ export class Balancer extends Dispatcher {
     const options = resolveOptions(input)
     this.#options = options
     this.consumerId = options.consumerId
-    const retire = (pool: Pool): void => {
-      this.#retired.set(pool, pool.close().catch(() => {}).finally(() => this.#retired.delete(pool)))
+    this.#onlyConsumerHeader = Object.freeze({ [CONSUMER_HEADER]: options.consumerId })
+    const retire = (pool: Dispatcher): void => {
+      // A custom factory's dispatcher may throw instead of rejecting: never out of here.
+      this.#retired.set(pool, settle(() => pool.close()).finally(() => this.#retired.delete(pool)))
     }
     const self = this
     this.#ctx = {
@@ -68,18 +71,20 @@ export class Balancer extends Dispatcher {
       this.#legacy ??= new Dispatcher1Wrapper(this)
       return this.#legacy.dispatch(opts, handler)
     }
+    let route: Route | null
+    let headers: Dispatcher.DispatchOptions['headers']
     try {
       if (this.#destroyed) throw new errors.ClientDestroyedError()
       if (this.#closed) throw new errors.ClientClosedError()
-      const route = this.#route(opts?.origin)
+      route = this.#route(opts?.origin)
       if (route === null) return this.#passThrough(opts, handler)
-      const headers = withHeader(opts.headers, CONSUMER_HEADER, this.consumerId)
-      return new BalancedHandler(this.#ctx, route.table, route.protocol, { ...opts, headers }, handler).start()
+      headers = withHeader(opts.headers, CONSUMER_HEADER, this.consumerId, this.#onlyConsumerHeader)
     } catch (err) {
       if (typeof handler?.onResponseError !== 'function') throw err
       handler.onResponseError(null as unknown as Dispatcher.DispatchController, err as Error)
       return false
     }
+    return new BalancedHandler(this.#ctx, route.table, route.protocol, { ...opts, headers }, handler).start()
   }
 
   /** Picks an instance of `service` as a request would (counts as a pick). Throws NoInstanceError or UnknownServiceError. */
@@ -129,7 +134,7 @@ export class Balancer extends Dispatcher {
     this.#refreshTimer = undefined
     for (const table of this.#uniqueTables()) table.close()
     const pending = [...this.#retired.values()]
-    if (destroy) for (const pool of this.#retired.keys()) pending.push(pool.destroy(err))
+    if (destroy) for (const pool of this.#retired.keys()) pending.push(settle(() => pool.destroy(err)))
     if (this.#agent !== undefined) pending.push(destroy ? this.#agent.destroy(err) : this.#agent.close())
     await Promise.allSettled(pending)
   }
@@ -172,6 +177,11 @@ export class Balancer extends Dispatcher {
     this.#agent ??= new Agent(this.#options.poolOptions)
     return this.#agent.dispatch(opts, handler)
   }
+}
+
+/** Runs `fn`, turning a throw or a rejection into a resolved promise. */
+async function settle (fn: () => unknown): Promise<void> {
+  try { await fn() } catch {}
 }
 
 /** Creates the balancer: `fetch('http://orders/path', { dispatcher: createBalancer({ service: 'orders', discovery }) })`. */

@@ -1,6 +1,6 @@
 export { Balancer, createBalancer } from './balancer.ts'
 export type { BalancerStats } from './balancer.ts'
-export type { BalancerOptions, SlowStartConfig } from './options.ts'
+export type { BalancerOptions, PoolFactory, SlowStartConfig } from './options.ts'
 export type { ServiceStats, InstanceStats } from './service-table.ts'
 export { staticDiscovery } from './static-discovery.ts'
 export type { StaticDiscovery, StaticInstance, StaticAddress, StaticInput } from './static-discovery.ts'

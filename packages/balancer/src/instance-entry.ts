@@ -1,7 +1,7 @@
 import { backoffDelay, linearWarmupWeight, slowStartWeight } from '@lameduck/core'
 import type { Instance, ParsedWarmup } from '@lameduck/core'
-import { Pool } from 'undici'
-import { hostPort } from './address.ts'
+import type { Dispatcher } from 'undici'
+import { InvalidOptionError } from '@lameduck/core'
 import type { ResolvedOptions } from './options.ts'
 
 /**
@@ -47,13 +47,14 @@ export class InstanceEntry {
   connectFailures = 0
   /** Bad metadata was logged for this registration. */
   warned = false
-  #pools = new Map<string, Pool>()
+  #pools = new Map<string, Dispatcher>()
   readonly #options: ResolvedOptions
 
-  constructor (key: string, instance: Instance, parsed: ParsedWarmup, firstSnapshot: boolean, now: number, options: ResolvedOptions) {
+  /** `address` is the validated `host:port` (see address.ts). */
+  constructor (key: string, address: string, instance: Instance, parsed: ParsedWarmup, firstSnapshot: boolean, now: number, options: ResolvedOptions) {
     this.key = key
     this.instance = instance
-    this.hostPort = hostPort(instance.host, instance.port)
+    this.hostPort = address
     this.registeredAt = parsed.registeredAt
     this.firstSnapshot = firstSnapshot
     this.#options = options
@@ -116,15 +117,22 @@ export class InstanceEntry {
     this.ejections = 0
   }
 
-  /** The keep-alive pool for `protocol` ('http:' or 'https:'), opened on first use. */
-  pool (protocol: string, onDrain: (origin: URL) => void): Pool {
-    let pool = this.#pools.get(protocol)
-    if (pool === undefined || pool.closed || pool.destroyed) {
-      pool = new Pool(`${protocol}//${this.hostPort}`, this.#options.poolOptions)
-      pool.on('drain', onDrain)
-      this.#pools.set(protocol, pool)
+  /**
+   * The keep-alive pool for `protocol` ('http:' or 'https:'), opened on first use
+   * through the `factory` option. Throws when the factory does (the caller fails over).
+   */
+  pool (protocol: string, onDrain: (origin: URL) => void): Dispatcher {
+    const pool = this.#pools.get(protocol)
+    if (pool !== undefined && !(pool as { closed?: boolean }).closed && !(pool as { destroyed?: boolean }).destroyed) return pool
+    const origin = `${protocol}//${this.hostPort}`
+    const created: unknown = this.#options.factory(origin, this.#options.poolOptions)
+    if (typeof created !== 'object' || created === null || typeof (created as Dispatcher).dispatch !== 'function') {
+      throw new InvalidOptionError('factory', `returned ${created === null ? 'null' : typeof created} for ${origin}; it must return an undici Dispatcher (e.g. new Pool(origin, opts))`)
     }
-    return pool
+    const dispatcher = created as Dispatcher
+    dispatcher.on?.('drain', onDrain)
+    this.#pools.set(protocol, dispatcher)
+    return dispatcher
   }
 
   /** Gives the open pools to a new registration at the same address, keeping warm connections. */
@@ -134,7 +142,7 @@ export class InstanceEntry {
   }
 
   /** Removes and returns the open pools; the caller closes them. */
-  takePools (): Pool[] {
+  takePools (): Dispatcher[] {
     const pools = [...this.#pools.values()]
     this.#pools.clear()
     return pools

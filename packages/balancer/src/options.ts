@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { assertDuration, InvalidOptionError, serviceKey, silentLogger, systemClock } from '@lameduck/core'
 import type { BackoffOptions, Clock, Discovery, Logger, WarmupCurve } from '@lameduck/core'
-import type { Dispatcher, Pool } from 'undici'
+import { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
 
 export interface SlowStartConfig {
   /** Ramp length. Default: the instance's published `lameduck.warmup`. */
@@ -55,7 +56,17 @@ export interface BalancerOptions {
   logger?: Logger
   /** Passed to each instance's undici Pool (and to the pass-through Agent). */
   poolOptions?: Pool.Options
+  /**
+   * Creates the dispatcher for one instance (as undici's BalancedPool `factory`):
+   * `origin` is `http://host:port`, `opts` the resolved poolOptions. Default `new Pool(origin, opts)`.
+   */
+  factory?: PoolFactory
 }
+
+/** Builds one instance's dispatcher. */
+export type PoolFactory = (origin: string, opts: Pool.Options) => Dispatcher
+
+const defaultFactory: PoolFactory = (origin, opts) => new Pool(origin, opts)
 
 export interface ResolvedOptions {
   services: string[]
@@ -76,11 +87,12 @@ export interface ResolvedOptions {
   clock: Clock
   logger: Logger
   poolOptions: Pool.Options
+  factory: PoolFactory
 }
 
 const KNOWN = new Set(['service', 'services', 'discovery', 'refreshIntervalMs', 'curve', 'slowStart', 'consumerId',
   'maxConnectRetries', 'retryIdempotent', 'ejectAfter', 'ejectMs', 'ejectBackoff', 'connectTimeoutMs', 'warmupTickMs',
-  'drainingFallback', 'emptyListProtection', 'unknownHosts', 'clock', 'logger', 'poolOptions'])
+  'drainingFallback', 'emptyListProtection', 'unknownHosts', 'clock', 'logger', 'poolOptions', 'factory'])
 
 function count (option: string, value: unknown, min: number): number {
   if (!Number.isInteger(value) || (value as number) < min) throw new InvalidOptionError(option, `must be an integer ≥ ${min}, got ${String(value)}`)
@@ -187,6 +199,8 @@ export function resolveOptions (options: BalancerOptions): ResolvedOptions {
     ? { timeout: connectTimeoutMs }
     : typeof given.connect === 'function' ? given.connect : { timeout: connectTimeoutMs, ...given.connect }
   const poolOptions: Pool.Options = { ...given, connect }
+  const factory = options.factory ?? defaultFactory
+  if (typeof factory !== 'function') throw new InvalidOptionError('factory', 'must be a function (origin, opts) => Dispatcher, e.g. (origin, opts) => new Pool(origin, opts)')
 
   return {
     services: names,
@@ -205,6 +219,7 @@ export function resolveOptions (options: BalancerOptions): ResolvedOptions {
     unknownHosts,
     clock,
     logger,
-    poolOptions
+    poolOptions,
+    factory
   }
 }

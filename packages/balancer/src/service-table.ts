@@ -1,10 +1,10 @@
 import { LEAVING_STATES, parseWarmupMetadata, serviceKey } from '@lameduck/core'
 import type { Instance, Timer } from '@lameduck/core'
-import type { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
 import { EdfScheduler } from './edf-scheduler.ts'
 import { NoInstanceError } from './errors.ts'
 import type { InstanceCounts } from './errors.ts'
-import { hostPort } from './address.ts'
+import { bareHost, hostPort, hostProblem } from './address.ts'
 import { InstanceEntry } from './instance-entry.ts'
 import type { ResolvedOptions } from './options.ts'
 
@@ -39,6 +39,13 @@ export interface ServiceStats {
   instances: InstanceStats[]
 }
 
+/** Why an instance's host or port cannot be routed to, or null. */
+function addressProblem (instance: Instance): string | null {
+  const port = instance.port
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return `port ${String(port).slice(0, 50)} is not 1..65535`
+  return hostProblem(instance.host)
+}
+
 /** One service: its instances, their weights, and the scheduler picks come from. */
 export class ServiceTable {
   readonly service: string
@@ -48,17 +55,18 @@ export class ServiceTable {
   #usingFallback = false
   #seenInstances = false
   #refreshFailing = false
-  #warnedMalformed = false
+  /** Instances skipped in the last list (id + address), so each is logged once, not per refresh. */
+  #skipped = new Set<string>()
   #protecting = false
   #tickTimer: Timer | undefined
   #ejectTimer: Timer | undefined
   #unsubscribe: (() => void) | undefined
   #closed = false
   readonly #options: ResolvedOptions
-  readonly #retire: (pool: Pool) => void
+  readonly #retire: (pool: Dispatcher) => void
 
   /** `retire` closes a pool gracefully (in-flight requests finish) and tracks it until closed. */
-  constructor (service: string, options: ResolvedOptions, retire: (pool: Pool) => void) {
+  constructor (service: string, options: ResolvedOptions, retire: (pool: Dispatcher) => void) {
     this.service = service
     this.key = serviceKey(service)
     this.#options = options
@@ -96,13 +104,14 @@ export class ServiceTable {
     const firstSnapshot = !this.#seenInstances
     const next = new Map<string, InstanceEntry>()
     let changed = false
-    let malformed = 0
+    const skipped = new Set<string>()
     for (const instance of Array.isArray(list) ? list : []) {
       if (instance === null || typeof instance !== 'object' || instance.status !== 'UP') continue
-      // A custom Discovery may hand over anything; an instance without a usable address cannot be routed to.
-      if (typeof instance.host !== 'string' || instance.host === '' || !Number.isInteger(instance.port) || instance.port < 1 || instance.port > 65_535) { malformed++; continue }
-      const address = hostPort(instance.host, instance.port)
-      const key = instance.id || address
+      // A custom Discovery or a registry may hand over anything: only routable addresses enter the table.
+      const problem = addressProblem(instance)
+      if (problem !== null) { this.#skip(instance, problem, skipped); continue }
+      const address = hostPort(bareHost(instance.host), instance.port)
+      const key = typeof instance.id === 'string' && instance.id !== '' ? instance.id : address
       if (next.has(key)) continue
       const parsed = parseWarmupMetadata(instance.metadata)
       const previous = this.#entries.get(key)
@@ -112,7 +121,7 @@ export class ServiceTable {
         next.set(key, previous)
         continue
       }
-      const entry = new InstanceEntry(key, instance, parsed, firstSnapshot, now, this.#options)
+      const entry = new InstanceEntry(key, address, instance, parsed, firstSnapshot, now, this.#options)
       if (previous !== undefined) {
         if (previous.hostPort === address) previous.handOverPools(entry)
         else this.#closePools(previous)
@@ -128,8 +137,7 @@ export class ServiceTable {
       this.#closePools(entry)
       changed = true
     }
-    if (malformed > 0 && !this.#warnedMalformed) this.#options.logger.warn({ service: this.service, malformed }, `balancer: discovery listed ${malformed} instance(s) of '${this.service}' without a usable host and port; skipping them`)
-    this.#warnedMalformed = malformed > 0
+    this.#skipped = skipped
     if (next.size === 0 && this.#entries.size > 0 && this.#options.emptyListProtection) {
       // Keep what we had (draining ones still serve; dead ones fail over to ejection).
       if (!this.#protecting) this.#options.logger.warn({ service: this.service, kept: this.#entries.size }, `balancer: discovery lists no instance of '${this.service}'; keeping the last ${this.#entries.size} until it lists some again (emptyListProtection)`)
@@ -269,6 +277,16 @@ export class ServiceTable {
       })
     }
     return { service: this.service, available: this.#scheduler.size, drainingFallback: this.#usingFallback, instances }
+  }
+
+  /** Logs a skipped instance the first time it shows up (again) in a list. */
+  #skip (instance: Instance, problem: string, skipped: Set<string>): void {
+    const show = (v: unknown): string => String(v).slice(0, 300)
+    const id = `${show(instance.id)}\u0000${show(instance.host)}\u0000${show(instance.port)}`
+    skipped.add(id)
+    if (this.#skipped.has(id)) return
+    this.#options.logger.warn({ service: this.service, instance: show(instance.id), host: show(instance.host), port: show(instance.port), problem },
+      `balancer: skipping an instance of '${this.service}' with an unusable address: ${problem}`)
   }
 
   #warnOnce (entry: InstanceEntry): void {

@@ -1,6 +1,6 @@
 import { InvalidOptionError, METADATA_KEYS, serviceKey } from '@lameduck/core'
 import type { Discovery, Instance, InstanceStatus } from '@lameduck/core'
-import { hostPort } from './address.ts'
+import { bareHost, hostPort, hostProblem } from './address.ts'
 
 /** An instance in a static list: address plus optional weight and metadata. */
 export interface StaticInstance {
@@ -39,12 +39,14 @@ function toInstance (service: string, address: StaticAddress): Instance {
   if (typeof spec !== 'object' || spec === null || typeof spec.host !== 'string' || spec.host === '') {
     throw new InvalidOptionError('staticDiscovery', `an instance of '${service}' has no host; give { host, port } or 'host:port'`)
   }
+  const problem = hostProblem(spec.host)
+  if (problem !== null) throw new InvalidOptionError('staticDiscovery', `instance '${spec.host}' of '${service}': ${problem}; give an IP address or a DNS name as host, and the port separately`)
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) {
     throw new InvalidOptionError('staticDiscovery', `instance ${spec.host} of '${service}' has port ${String(spec.port)}; use 1..65535`)
   }
   const metadata = { ...spec.metadata }
   if (spec.weight !== undefined) metadata[METADATA_KEYS.weight] = String(spec.weight)
-  return { id: spec.id ?? hostPort(spec.host, spec.port), service, host: spec.host, port: spec.port, status: spec.status ?? 'UP', metadata }
+  return { id: spec.id ?? hostPort(bareHost(spec.host), spec.port), service, host: bareHost(spec.host), port: spec.port, status: spec.status ?? 'UP', metadata }
 }
 
 /** A fixed (or hand-updated) list of instances as a Discovery: for tests, demos, or addresses from config. */
