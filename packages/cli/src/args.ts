@@ -81,6 +81,7 @@ export function urlFlag (name: string, raw: string): URL {
 }
 
 export function formatSeconds (ms: number): string {
-  const s = ms / 1000
-  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`
+  // Tenths, without a trailing .0: a 3 ms step reads "0 s", not "0.0 s".
+  const tenths = Math.round(ms / 100)
+  return `${tenths % 10 === 0 ? tenths / 10 : (tenths / 10).toFixed(1)} s`
 }
