@@ -8,7 +8,7 @@ import { defaultHost } from './host.ts'
 import { stderrLogger } from './logger.ts'
 import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
-import { requestHook, type RequestHook } from './requests.ts'
+import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
 import { exitProcess, installSignals } from './signals.ts'
 import { buildStatus } from './status.ts'
 
@@ -188,7 +188,15 @@ class Engine {
     const connections = this.connections
     function lameduckEmit (this: Server, event: string | symbol): boolean {
       if (event === 'request') {
-        if (onRequest(arguments[1], arguments[2])) return true
+        const verdict = onRequest(arguments[1], arguments[2])
+        if (verdict === ANSWERED) return true
+        if (verdict === DEFER) {
+          const req = arguments[1] as unknown
+          const res = arguments[2] as unknown
+          // Not a microtask: Node runs those between the requests of one read.
+          setImmediate(() => { (original as (...args: unknown[]) => boolean).call(server, 'request', req, res) })
+          return true
+        }
       } else if (event === 'upgrade') {
         connections.upgrade(arguments[2] as Socket)
       }

@@ -17,9 +17,14 @@ export interface RequestHookContext {
   probe: (kind: ProbeKind) => ProbeAnswer
 }
 
+/** onRequest's verdicts: pass the request on now, it was answered (a probe route), or pass it on after this read. */
+export const PASS = 0
+export const ANSWERED = 1
+export const DEFER = 2
+type Verdict = typeof PASS | typeof ANSWERED | typeof DEFER
+
 export interface RequestHook {
-  /** Per request; true when it answered the request itself (a probe route). */
-  onRequest(req: Req, res: Res): boolean
+  onRequest(req: Req, res: Res): Verdict
   /** The state to announce on responses (draining, offline, ...), or null while serving. */
   mark(state: string | null): void
   /** Requests in flight now with their start time, for logs that name what a bound cut. */
@@ -92,17 +97,17 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     s.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
   }
 
-  function answerProbe (req: Req, res: Res, kind: ProbeKind): true {
+  function answerProbe (req: Req, res: Res, kind: ProbeKind): Verdict {
     const { statusCode, body } = ctx.probe(kind)
     const json = JSON.stringify(body)
     res.statusCode = statusCode
     res.setHeader('content-type', 'application/json; charset=utf-8')
     res.setHeader('content-length', Buffer.byteLength(json))
     if (req.method === 'HEAD') res.end(); else res.end(json)
-    return true
+    return ANSWERED
   }
 
-  function onRequest (req: Req, res: Res): boolean {
+  function onRequest (req: Req, res: Res): Verdict {
     inflight.start()
     live.set(req, Date.now())
     const c = connectionOf(req, res)
@@ -126,7 +131,9 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
       if (path === probePaths.ready) return answerProbe(req, res, 'ready')
       if (path === probePaths.live) return answerProbe(req, res, 'live')
     }
-    return false
+    // While draining, an HTTP/1 handler runs once the whole read is parsed: a handler that answers
+    // synchronously would otherwise decide `connection: close` before the pipelined requests after it were read.
+    return marking !== null && req.httpVersionMajor !== 2 ? DEFER : PASS
   }
 
   return {
