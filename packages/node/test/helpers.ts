@@ -20,6 +20,7 @@ export interface Started {
 /** The app: /hello, and /slow?ms=N which answers after N ms. */
 export function appHandler (seen: string[] = []) {
   return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+    if (res.headersSent) return // answered by a listener the test added
     seen.push(req.url ?? '')
     const url = new URL(req.url ?? '/', 'http://x')
     const reply = (body: unknown): void => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(body)) }
