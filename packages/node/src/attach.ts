@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type DrainStep, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
+import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { Connections } from './connections.ts'
 import { defaultHost } from './host.ts'
@@ -11,6 +11,7 @@ import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
 import { exitProcess, installSignals } from './signals.ts'
 import { buildStatus } from './status.ts'
+import { watchWindowEnd } from './window-watch.ts'
 
 /**
  * Sent when connections that outlive requests should end: `'window'` once the
@@ -124,8 +125,6 @@ class Engine {
       this.log.warn({ lameduck: { windowMs: o.window.totalMs, maxRequestMs: o.maxRequestMs, shutdownTimeoutMs: o.shutdownTimeoutMs } },
         'lameduck: window + maxRequestMs exceeds shutdownTimeoutMs: a slow request at the end of a drain would be cut')
     }
-    // First after the window, before the sidecar drain: Envoy would otherwise wait for the WebSockets the app is about to close.
-    const goingAway: DrainStep = { name: 'going-away signal', run: async () => { this.#goingAway('window') } }
     return new Lifecycle({
       registry: o.registry,
       windows: o.window,
@@ -136,7 +135,7 @@ class Engine {
       weight: o.weight,
       maxRequestMs: o.maxRequestMs,
       beforeRegister: o.sidecar === false ? [] : o.sidecar.beforeRegister,
-      afterWindow: [goingAway, ...(o.sidecar === false ? [] : o.sidecar.afterWindow)],
+      afterWindow: o.sidecar === false ? [] : o.sidecar.afterWindow,
       earlyOffline: this.tracker,
       inflight,
       logger: this.log
@@ -150,7 +149,18 @@ class Engine {
   }
 
   #watchState (): void {
+    let unwatchWindow: (() => void) | null = null
+    let windowOver = false
     const onState: (...args: LifecycleEvents['state']) => void = (change) => {
+      unwatchWindow?.()
+      unwatchWindow = null
+      // Once the window is over no consumer routes here: the app may end its WebSockets and streams.
+      if (change.to === 'draining') {
+        windowOver = false
+        unwatchWindow = watchWindowEnd(this.lifecycle, this.tracker, () => { windowOver = true; this.#goingAway('window') })
+      } else if (change.from === 'draining' && change.to === 'offline' && !windowOver) {
+        this.#goingAway('window') // the drain got there first (same instant)
+      }
       const leaving = LEAVING_STATES.has(change.to)
       this.requests.mark(leaving ? change.to : null)
       // Keep-alive clients parked on an idle connection would hold on to this instance past the window.
@@ -164,7 +174,7 @@ class Engine {
     }
     this.lifecycle.on('state', onState)
     this.lifecycle.on('offline', onOffline)
-    this.#undo.push(() => { this.lifecycle.off('state', onState); this.lifecycle.off('offline', onOffline) })
+    this.#undo.push(() => { unwatchWindow?.(); this.lifecycle.off('state', onState); this.lifecycle.off('offline', onOffline) })
   }
 
   /** Names the requests in flight (method, URL, age), e.g. for what a bound cut. */
