@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
+import { ConsumerTracker, InFlightTracker, InvalidOptionError, InvalidTransitionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { Connections } from './connections.ts'
 import { defaultHost } from './host.ts'
@@ -309,7 +309,10 @@ class Engine {
       get adminUrl () { return engine.admin?.url ?? null },
       lifecycle,
       routes: this.options.routes,
-      offline: (opts) => lifecycle.offline(opts?.reason ?? 'api'),
+      // Before listen() there is no address to register: an early offline would leave the instance stuck.
+      offline: (opts) => lifecycle.state === 'starting'
+        ? Promise.reject(new InvalidTransitionError('starting', 'draining', 'the server is not listening yet'))
+        : lifecycle.offline(opts?.reason ?? 'api'),
       online: () => lifecycle.online('api'),
       shutdown: async (reason = 'shutdown()') => { await lifecycle.shutdown(reason); await engine.closeAfterDrain() },
       status: () => engine.status(),
