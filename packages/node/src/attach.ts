@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { ConsumerTracker, InFlightTracker, InvalidOptionError, InvalidTransitionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
+import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { Connections } from './connections.ts'
 import { defaultHost } from './host.ts'
@@ -12,40 +12,7 @@ import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
 import { exitProcess, installSignals } from './signals.ts'
 import { buildStatus } from './status.ts'
 import { watchWindowEnd } from './window-watch.ts'
-
-/**
- * Sent when connections that outlive requests should end: `'window'` once the
- * propagation window is over (no consumer routes here any more), `'closing'`
- * when the app closes. Close WebSockets with 1001 Going Away and end
- * server-sent event streams then; the engine never cuts them before.
- */
-export interface GoingAway { cause: 'window' | 'closing', upgraded: number, inflight: number }
-
-export type HandleEvents = LifecycleEvents & { goingAway: [GoingAway] }
-
-/** What attach() returns (and what `app.lameduck` is in the Fastify plugin). */
-export interface LameduckHandle {
-  readonly state: Lifecycle['state']
-  readonly warming: boolean
-  /** The admin listener's URL, or null when disabled. */
-  readonly adminUrl: string | null
-  readonly lifecycle: Lifecycle
-  /** The probe paths, or false when none are served. */
-  readonly routes: { ready: string, live: string } | false
-  /** Starts (or joins) the offline sequence. */
-  offline(options?: { reason?: string }): Promise<OfflineReport>
-  /** Goes online again from draining or offline. */
-  online(): Promise<void>
-  /** The signal path without a signal: offline sequence, connections go, then the app closes. */
-  shutdown(reason?: string): Promise<void>
-  status(): Record<string, unknown>
-  /** A probe's answer, for a framework serving the routes itself. */
-  probe(kind: ProbeKind): ProbeAnswer
-  on<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
-  off<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
-  /** Detaches from the server: deregisters if registered, stops the admin listener and the signal handlers. */
-  close(): Promise<void>
-}
+import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
 
 /** The HTTP servers attach() takes: node:http, node:https, node:http2 (h2c and h2). */
 export type AttachableServer = Server
@@ -78,7 +45,7 @@ export async function attach (server: AttachableServer, input: AttachOptions): P
   return engine.handle
 }
 
-class Engine {
+export class Engine {
   readonly server: Server
   readonly options: ResolvedOptions
   readonly log: Logger
@@ -116,7 +83,7 @@ class Engine {
     this.#interceptEmit()
     this.#installSignals()
     this.#startWhenListening()
-    this.handle = this.#createHandle()
+    this.handle = createHandle(this)
   }
 
   #createLifecycle (inflight: InFlightTracker): Lifecycle {
@@ -298,38 +265,6 @@ class Engine {
     await this.admin?.close()
     await this.lifecycle.stopped('closed')
     if (this.options.sidecar !== false) await this.options.sidecar.close()
-  }
-
-  #createHandle (): LameduckHandle {
-    const { lifecycle, events } = this
-    const engine = this
-    const handle: LameduckHandle = {
-      get state () { return lifecycle.state },
-      get warming () { return lifecycle.warming },
-      get adminUrl () { return engine.admin?.url ?? null },
-      lifecycle,
-      routes: this.options.routes,
-      // Before listen() there is no address to register: an early offline would leave the instance stuck.
-      offline: (opts) => lifecycle.state === 'starting'
-        ? Promise.reject(new InvalidTransitionError('starting', 'draining', 'the server is not listening yet'))
-        : lifecycle.offline(opts?.reason ?? 'api'),
-      online: () => lifecycle.online('api'),
-      shutdown: async (reason = 'shutdown()') => { await lifecycle.shutdown(reason); await engine.closeAfterDrain() },
-      status: () => engine.status(),
-      probe: (kind) => engine.probe(kind),
-      on (event, listener) {
-        if (event === 'goingAway') events.on('goingAway', listener as (e: GoingAway) => void)
-        else lifecycle.on(event, listener as never)
-        return handle
-      },
-      off (event, listener) {
-        if (event === 'goingAway') events.off('goingAway', listener as (e: GoingAway) => void)
-        else lifecycle.off(event, listener as never)
-        return handle
-      },
-      close: () => engine.close()
-    }
-    return handle
   }
 }
 
