@@ -23,7 +23,7 @@ for (const transport of ['http', 'h2'] as Transport[]) {
       if (req.url !== '/events') return
       res.setHeader('content-type', 'text/event-stream')
       res.write('data: hello\n\n')
-      const timer = setInterval(() => res.write('data: tick\n\n'), 100)
+      const timer = setInterval(() => { if (!res.writableEnded) res.write('data: tick\n\n') }, 100)
       res.once('close', () => clearInterval(timer))
       streams.add(res)
     })
