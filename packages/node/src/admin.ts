@@ -19,14 +19,24 @@ export interface AdminServer { url: string, port: number, close(): Promise<void>
 
 interface WaitQuery { wait?: string }
 
-function wants (value: string | undefined): boolean {
-  return value !== undefined && value !== 'false' && value !== '0'
+const YES = new Set(['true', '1', 'yes', 'on'])
+const NO = new Set(['false', '0', 'no', 'off'])
+
+/** `?wait=`: the usual boolean spellings, any case; absent means no; anything else is null (a 400). */
+export function parseWait (value: string | undefined): boolean | null {
+  if (value === undefined) return false
+  const v = value.toLowerCase()
+  return YES.has(v) ? true : NO.has(v) ? false : null
+}
+
+function isLoopback (host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
 
 /** The admin listener: offline/online/status/metrics, on loopback by default, optional bearer token. */
 export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
   const { lifecycle } = ctx
-  const pino = typeof (ctx.logger as Partial<FastifyBaseLogger>).child === 'function' ? (ctx.logger as FastifyBaseLogger).child({ lameduck: 'admin' }) : null
+  const pino = typeof (ctx.logger as Partial<FastifyBaseLogger>).child === 'function' ? (ctx.logger as FastifyBaseLogger).child({ lameduck: { component: 'admin' } }) : null
   const log: Logger = pino ?? ctx.logger
   // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
   const admin: FastifyInstance = Fastify({ ...(pino === null ? { logger: false } : { loggerInstance: pino }), bodyLimit: 1024, requestTimeout: 0, return503OnClosing: false, forceCloseConnections: true })
@@ -41,8 +51,24 @@ export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
 
   const windowInfo = () => ({ windowMs: lifecycle.window.totalMs, breakdown: lifecycle.window.breakdown })
 
+  /** The wait flag, or a reply already sent: a bad ?wait= (400), or an app not listening yet (409). */
+  function precheck (req: { query: WaitQuery }, reply: import('fastify').FastifyReply): boolean | null {
+    const wait = parseWait(req.query.wait)
+    if (wait === null) {
+      reply.code(400).send({ error: 'bad request', message: `?wait= must be true or false (also 1/0, yes/no, on/off), got '${req.query.wait}'` })
+      return null
+    }
+    // Before listen() the instance has no address to register; an early /offline would leave it stuck.
+    if (lifecycle.state === 'starting') {
+      reply.code(409).send({ error: 'conflict', message: 'the app is not listening yet: /offline and /online apply once it listens', state: lifecycle.state })
+      return null
+    }
+    return wait
+  }
+
   async function offline (req: { ip: string, query: WaitQuery }, reply: import('fastify').FastifyReply) {
-    const wait = wants(req.query.wait)
+    const wait = precheck(req, reply)
+    if (wait === null) return reply
     log.info({ caller: req.ip, action: 'offline', wait, state: lifecycle.state }, 'lameduck admin: offline requested')
     let done
     try {
@@ -64,7 +90,8 @@ export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
   }
 
   async function online (req: { ip: string, query: WaitQuery }, reply: import('fastify').FastifyReply) {
-    const wait = wants(req.query.wait)
+    const wait = precheck(req, reply)
+    if (wait === null) return reply
     log.info({ caller: req.ip, action: 'online', wait, state: lifecycle.state }, 'lameduck admin: online requested')
     if (lifecycle.shuttingDown) return reply.code(409).send({ error: 'conflict', message: new ClosingError(lifecycle.state).message, state: lifecycle.state })
     try {
@@ -99,6 +126,9 @@ export async function startAdmin (ctx: AdminContext): Promise<AdminServer> {
     if (code === 'EADDRINUSE') throw new InvalidOptionError('admin.port', `${ctx.host}:${ctx.port} is already in use (another instance in this pod?). Choose another admin.port, or admin: false to disable the admin listener`, { cause: err })
     if (code === 'EADDRNOTAVAIL') throw new InvalidOptionError('admin.host', `${ctx.host} is not an address of this machine. Use '127.0.0.1' or the pod IP`, { cause: err })
     throw err
+  }
+  if (ctx.token !== undefined && !isLoopback(ctx.host)) {
+    log.warn({ host: ctx.host }, `lameduck admin: listening on ${ctx.host} over plain HTTP: the admin token crosses the network in clear text; prefer a loopback admin.host (the preStop hook runs in the pod) or a network you trust`)
   }
   const address = admin.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : ctx.port

@@ -1,50 +1,18 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type DrainStep, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
+import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger } from '@lameduck/core'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { Connections } from './connections.ts'
 import { defaultHost } from './host.ts'
 import { stderrLogger } from './logger.ts'
 import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
-import { requestHook, type RequestHook } from './requests.ts'
+import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
 import { exitProcess, installSignals } from './signals.ts'
 import { buildStatus } from './status.ts'
-
-/**
- * Sent when connections that outlive requests should end: `'window'` once the
- * propagation window is over (no consumer routes here any more), `'closing'`
- * when the app closes. Close WebSockets with 1001 Going Away and end
- * server-sent event streams then; the engine never cuts them before.
- */
-export interface GoingAway { cause: 'window' | 'closing', upgraded: number, inflight: number }
-
-export type HandleEvents = LifecycleEvents & { goingAway: [GoingAway] }
-
-/** What attach() returns (and what `app.lameduck` is in the Fastify plugin). */
-export interface LameduckHandle {
-  readonly state: Lifecycle['state']
-  readonly warming: boolean
-  /** The admin listener's URL, or null when disabled. */
-  readonly adminUrl: string | null
-  readonly lifecycle: Lifecycle
-  /** The probe paths, or false when none are served. */
-  readonly routes: { ready: string, live: string } | false
-  /** Starts (or joins) the offline sequence. */
-  offline(options?: { reason?: string }): Promise<OfflineReport>
-  /** Goes online again from draining or offline. */
-  online(): Promise<void>
-  /** The signal path without a signal: offline sequence, connections go, then the app closes. */
-  shutdown(reason?: string): Promise<void>
-  status(): Record<string, unknown>
-  /** A probe's answer, for a framework serving the routes itself. */
-  probe(kind: ProbeKind): ProbeAnswer
-  on<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
-  off<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
-  /** Detaches from the server: deregisters if registered, stops the admin listener and the signal handlers. */
-  close(): Promise<void>
-}
+import { watchWindowEnd } from './window-watch.ts'
+import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
 
 /** The HTTP servers attach() takes: node:http, node:https, node:http2 (h2c and h2). */
 export type AttachableServer = Server
@@ -77,7 +45,7 @@ export async function attach (server: AttachableServer, input: AttachOptions): P
   return engine.handle
 }
 
-class Engine {
+export class Engine {
   readonly server: Server
   readonly options: ResolvedOptions
   readonly log: Logger
@@ -115,7 +83,7 @@ class Engine {
     this.#interceptEmit()
     this.#installSignals()
     this.#startWhenListening()
-    this.handle = this.#createHandle()
+    this.handle = createHandle(this)
   }
 
   #createLifecycle (inflight: InFlightTracker): Lifecycle {
@@ -124,8 +92,6 @@ class Engine {
       this.log.warn({ lameduck: { windowMs: o.window.totalMs, maxRequestMs: o.maxRequestMs, shutdownTimeoutMs: o.shutdownTimeoutMs } },
         'lameduck: window + maxRequestMs exceeds shutdownTimeoutMs: a slow request at the end of a drain would be cut')
     }
-    // First after the window, before the sidecar drain: Envoy would otherwise wait for the WebSockets the app is about to close.
-    const goingAway: DrainStep = { name: 'going-away signal', run: async () => { this.#goingAway('window') } }
     return new Lifecycle({
       registry: o.registry,
       windows: o.window,
@@ -136,7 +102,7 @@ class Engine {
       weight: o.weight,
       maxRequestMs: o.maxRequestMs,
       beforeRegister: o.sidecar === false ? [] : o.sidecar.beforeRegister,
-      afterWindow: [goingAway, ...(o.sidecar === false ? [] : o.sidecar.afterWindow)],
+      afterWindow: o.sidecar === false ? [] : o.sidecar.afterWindow,
       earlyOffline: this.tracker,
       inflight,
       logger: this.log
@@ -150,7 +116,18 @@ class Engine {
   }
 
   #watchState (): void {
+    let unwatchWindow: (() => void) | null = null
+    let windowOver = false
     const onState: (...args: LifecycleEvents['state']) => void = (change) => {
+      unwatchWindow?.()
+      unwatchWindow = null
+      // Once the window is over no consumer routes here: the app may end its WebSockets and streams.
+      if (change.to === 'draining') {
+        windowOver = false
+        unwatchWindow = watchWindowEnd(this.lifecycle, this.tracker, () => { windowOver = true; this.#goingAway('window') })
+      } else if (change.from === 'draining' && change.to === 'offline' && !windowOver) {
+        this.#goingAway('window') // the drain got there first (same instant)
+      }
       const leaving = LEAVING_STATES.has(change.to)
       this.requests.mark(leaving ? change.to : null)
       // Keep-alive clients parked on an idle connection would hold on to this instance past the window.
@@ -164,7 +141,7 @@ class Engine {
     }
     this.lifecycle.on('state', onState)
     this.lifecycle.on('offline', onOffline)
-    this.#undo.push(() => { this.lifecycle.off('state', onState); this.lifecycle.off('offline', onOffline) })
+    this.#undo.push(() => { unwatchWindow?.(); this.lifecycle.off('state', onState); this.lifecycle.off('offline', onOffline) })
   }
 
   /** Names the requests in flight (method, URL, age), e.g. for what a bound cut. */
@@ -188,7 +165,15 @@ class Engine {
     const connections = this.connections
     function lameduckEmit (this: Server, event: string | symbol): boolean {
       if (event === 'request') {
-        if (onRequest(arguments[1], arguments[2])) return true
+        const verdict = onRequest(arguments[1], arguments[2])
+        if (verdict === ANSWERED) return true
+        if (verdict === DEFER) {
+          const req = arguments[1] as unknown
+          const res = arguments[2] as unknown
+          // Not a microtask: Node runs those between the requests of one read.
+          setImmediate(() => { (original as (...args: unknown[]) => boolean).call(server, 'request', req, res) })
+          return true
+        }
       } else if (event === 'upgrade') {
         connections.upgrade(arguments[2] as Socket)
       }
@@ -280,35 +265,6 @@ class Engine {
     await this.admin?.close()
     await this.lifecycle.stopped('closed')
     if (this.options.sidecar !== false) await this.options.sidecar.close()
-  }
-
-  #createHandle (): LameduckHandle {
-    const { lifecycle, events } = this
-    const engine = this
-    const handle: LameduckHandle = {
-      get state () { return lifecycle.state },
-      get warming () { return lifecycle.warming },
-      get adminUrl () { return engine.admin?.url ?? null },
-      lifecycle,
-      routes: this.options.routes,
-      offline: (opts) => lifecycle.offline(opts?.reason ?? 'api'),
-      online: () => lifecycle.online('api'),
-      shutdown: async (reason = 'shutdown()') => { await lifecycle.shutdown(reason); await engine.closeAfterDrain() },
-      status: () => engine.status(),
-      probe: (kind) => engine.probe(kind),
-      on (event, listener) {
-        if (event === 'goingAway') events.on('goingAway', listener as (e: GoingAway) => void)
-        else lifecycle.on(event, listener as never)
-        return handle
-      },
-      off (event, listener) {
-        if (event === 'goingAway') events.off('goingAway', listener as (e: GoingAway) => void)
-        else lifecycle.off(event, listener as never)
-        return handle
-      },
-      close: () => engine.close()
-    }
-    return handle
   }
 }
 

@@ -6,6 +6,8 @@ import { IdleSweeper, kBusy, type Tracked } from './idle-sweeper.ts'
 export type Connection = (Socket | Http2Session) & Tracked
 
 const kSession = Symbol('lameduck.h2session')
+/** When an HTTP/2 session was opened (ms since the epoch). */
+export const kOpenedAt = Symbol('lameduck.openedAt')
 
 export interface ConnectionStats {
   /** Connections that carry requests: HTTP/1 sockets (plain or TLS) and HTTP/2 sessions. */
@@ -44,7 +46,7 @@ export class Connections {
     this.#leaving = leaving
     this.sweeper = new IdleSweeper(this.open, closeGracefully)
     const h2 = isHttp2Server(server)
-    if (h2) this.#listen('session', (session: Http2Session) => { this.#track(Object.assign(session, { [kSession]: true })) })
+    if (h2) this.#listen('session', (session: Http2Session) => { this.#track(Object.assign(session, { [kSession]: true, [kOpenedAt]: Date.now() })) })
     if (server instanceof TlsServer) {
       // On an HTTP/2 server with allowHTTP1 only the HTTP/1 connections carry requests on the socket.
       this.#listen('secureConnection', (socket: TLSSocket) => { if (!h2 || socket.alpnProtocol !== 'h2') this.#track(socket) })

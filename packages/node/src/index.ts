@@ -5,7 +5,8 @@
  * and the signal path. See the package README.
  */
 export { attach } from './attach.ts'
-export type { AttachableServer, GoingAway, HandleEvents, LameduckHandle } from './attach.ts'
+export type { AttachableServer } from './attach.ts'
+export type { GoingAway, HandleEvents, LameduckHandle } from './handle.ts'
 export type { ConnectionStats } from './connections.ts'
 export type { ProbeAnswer, ProbeKind } from './probes.ts'
 export type { AttachOptions, LameduckOptions, AdminOptions, SidecarOptions, SidecarSteps } from './options.ts'

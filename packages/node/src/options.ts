@@ -179,6 +179,8 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError('admin.host', `must be an IP address to bind, e.g. '127.0.0.1' (got ${type(host)})`)
     const p = port('admin.port', a.port ?? 54199, true)
     if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError('admin.token', 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
+    // A space, a control character or a non-ASCII one never survives the trip through an authorization header.
+    if (a.token !== undefined && !/^[\x21-\x7e]+$/.test(a.token)) throw new InvalidOptionError('admin.token', 'must be printable ASCII without spaces (no leading or trailing space, control or non-ASCII characters): such a token could never authenticate. Check how the secret is read, e.g. a trailing newline in the file')
     if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError('admin.token', `required when admin.host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set admin.token or bind admin.host to 127.0.0.1`)
     admin = { host, port: p, token: a.token }
   }

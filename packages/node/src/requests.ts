@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import { constants, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2'
 import { CONSUMER_HEADER, STATE_HEADER, type ConsumerTracker, type InFlightTracker } from '@lameduck/core'
 import { kBusy, kUsed } from './idle-sweeper.ts'
-import { closeGracefully, type Connection } from './connections.ts'
+import { kOpenedAt, type Connection } from './connections.ts'
 import type { ProbeAnswer, ProbeKind } from './probes.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
@@ -17,18 +17,30 @@ export interface RequestHookContext {
   probe: (kind: ProbeKind) => ProbeAnswer
 }
 
+/** onRequest's verdicts: pass the request on now, it was answered (a probe route), or pass it on after this read. */
+export const PASS = 0
+export const ANSWERED = 1
+export const DEFER = 2
+type Verdict = typeof PASS | typeof ANSWERED | typeof DEFER
+
 export interface RequestHook {
-  /** Per request; true when it answered the request itself (a probe route). */
-  onRequest(req: Req, res: Res): boolean
+  onRequest(req: Req, res: Res): Verdict
   /** The state to announce on responses (draining, offline, ...), or null while serving. */
   mark(state: string | null): void
   /** Requests in flight now with their start time, for logs that name what a bound cut. */
   inflightRequests(): Array<[Req, number]>
 }
 
+/** An HTTP/2 stream forgets its session once closed: the response keeps it for endRequest. */
+const kSession = Symbol('lameduck.session')
+const kGoingAway = Symbol('lameduck.goingAway')
+const MAX_STREAM_ID = 2 ** 31 - 1
+const MIN_SESSION_AGE_MS = 250
+
 /** The connection a request travels on: the HTTP/2 session, or the HTTP/1 socket (TLS or plain). */
-function connectionOf (req: Req): Connection {
-  return (req.httpVersionMajor === 2 ? (req as Http2ServerRequest).stream.session : req.socket) as Connection
+function connectionOf (req: Req, res: Res): Connection {
+  if (req.httpVersionMajor !== 2) return req.socket as Connection
+  return ((res as { [kSession]?: Connection })[kSession] ??= (req as Http2ServerRequest).stream.session as Connection)
 }
 
 /**
@@ -36,8 +48,8 @@ function connectionOf (req: Req): Connection {
  * connection's busy count and stamp, and while draining the drain marks.
  * HTTP/1 gets `connection: close` on the last request read on its socket (so
  * pipelined requests already read all get their answer); HTTP/2 gets a
- * graceful GOAWAY once its session has nothing in flight (a `connection`
- * header is invalid there).
+ * graceful GOAWAY on its session with the response (a `connection` header is
+ * invalid there).
  */
 export function requestHook (ctx: RequestHookContext): RequestHook {
   const { inflight, tracker } = ctx
@@ -50,11 +62,9 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     inflight.end()
     const req = this.req as Req
     live.delete(req)
-    const c = connectionOf(req)
+    const c = connectionOf(req, this)
     if (c === null || c === undefined) return
     c[kBusy]!--
-    // HTTP/2's `connection: close`: once the session is idle, GOAWAY (NO_ERROR); streams in flight complete.
-    if (marking !== null && c[kBusy] === 0 && req.httpVersionMajor === 2) closeGracefully(c)
   }
 
   function markLast (req: Req, res: Res, c: Connection): void {
@@ -67,26 +77,46 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     } as typeof res.writeHead
   }
 
-  function answerProbe (req: Req, res: Res, kind: ProbeKind): true {
+  /**
+   * HTTP/2's `connection: close`: a GOAWAY (NO_ERROR) with the highest stream id
+   * (RFC 9113 §6.8's shutdown notice), sent before this response ends. The client
+   * opens no new stream here and closes the session once its streams are done;
+   * no stream is refused, not even one already on the wire. A session the client
+   * leaves open is closed by the idle sweep.
+   *
+   * A session younger than MIN_SESSION_AGE_MS gets it with a later response: a
+   * client that replays requests from a session told to go onto a new one (undici,
+   * gRPC) may not have sent them all yet, and after a notice it would not send them
+   * (undici replays such a request only once).
+   */
+  function goAway (session: Connection): void {
+    const s = session as Http2Session & { [kGoingAway]?: boolean, [kOpenedAt]?: number }
+    if (s[kGoingAway] === true || s.closed || s.destroyed) return
+    if (Date.now() - (s[kOpenedAt] ?? 0) < MIN_SESSION_AGE_MS) return
+    s[kGoingAway] = true
+    s.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
+  }
+
+  function answerProbe (req: Req, res: Res, kind: ProbeKind): Verdict {
     const { statusCode, body } = ctx.probe(kind)
     const json = JSON.stringify(body)
     res.statusCode = statusCode
     res.setHeader('content-type', 'application/json; charset=utf-8')
     res.setHeader('content-length', Buffer.byteLength(json))
     if (req.method === 'HEAD') res.end(); else res.end(json)
-    return true
+    return ANSWERED
   }
 
-  function onRequest (req: Req, res: Res): boolean {
+  function onRequest (req: Req, res: Res): Verdict {
     inflight.start()
     live.set(req, Date.now())
-    const c = connectionOf(req)
+    const c = connectionOf(req, res)
     c[kBusy] = (c[kBusy] ?? 0) + 1
     c[kUsed] = inflight.total
     res.on('close', endRequest)
     if (marking !== null) {
       res.setHeader(STATE_HEADER, marking)
-      if (req.httpVersionMajor !== 2) markLast(req, res, c)
+      if (req.httpVersionMajor === 2) goAway(c); else markLast(req, res, c)
     }
     const url = req.url ?? ''
     if (tracker !== undefined && !untracked.includes(url)) {
@@ -101,7 +131,9 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
       if (path === probePaths.ready) return answerProbe(req, res, 'ready')
       if (path === probePaths.live) return answerProbe(req, res, 'live')
     }
-    return false
+    // While draining, an HTTP/1 handler runs once the whole read is parsed: a handler that answers
+    // synchronously would otherwise decide `connection: close` before the pipelined requests after it were read.
+    return marking !== null && req.httpVersionMajor !== 2 ? DEFER : PASS
   }
 
   return {

@@ -31,6 +31,19 @@ export function exitProcess (logger: Logger): (code: 0 | 1) => void {
   }
 }
 
+/** What the signal path is about to do, said for the state it finds. */
+function intent (lifecycle: Lifecycle): string {
+  switch (lifecycle.state) {
+    case 'registering':
+    case 'serving': return 'running the offline sequence, then closing'
+    case 'draining': return 'letting the running offline sequence finish, then closing'
+    case 'offline': return `already offline since ${new Date(lifecycle.status().since as number).toISOString()}; closing`
+    case 'starting':
+    case 'waiting': return 'not registered; closing'
+    default: return 'already closing'
+  }
+}
+
 /**
  * Installs the signal handlers. The first signal runs the offline sequence (or
  * lets a running one finish: kubelet sends SIGTERM as soon as the preStop hook
@@ -77,7 +90,7 @@ export function installSignals (ctx: SignalContext): () => void {
     }
     received = signal
     const started = Date.now()
-    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: running the offline sequence, then closing (bound ${ctx.shutdownTimeoutMs} ms)`)
+    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: ${intent(lifecycle)} (bound ${ctx.shutdownTimeoutMs} ms)`)
     const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
     let code: 0 | 1 = 0
     try {
@@ -90,7 +103,8 @@ export function installSignals (ctx: SignalContext): () => void {
       clearTimeout(bound)
     }
     if (ended) return
-    log.info({ lameduck: { signal, ms: Date.now() - started } }, `lameduck: stopped ${Date.now() - started} ms after ${signal}`)
+    const ms = Date.now() - started
+    log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal}; ending the process with exit code ${code}`)
     end(code)
   }
 

@@ -1,6 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import type { Server, Socket } from 'node:net'
 import { memoryRegistry, silentLogger, type MemoryRegistry } from '@lameduck/core'
 import { attach, type AttachOptions, type LameduckHandle } from '@lameduck/node'
+import { createTransportServer, urlOf, type Transport } from './transports.ts'
 
 export interface Started {
   server: Server
@@ -10,11 +13,14 @@ export interface Started {
   admin: string
   /** Requests the app's own handler saw (probe routes never reach it). */
   seen: string[]
+  /** Every TCP socket the server accepted (stop() destroys them). */
+  sockets: Set<Socket>
 }
 
 /** The app: /hello, and /slow?ms=N which answers after N ms. */
 export function appHandler (seen: string[] = []) {
-  return (req: IncomingMessage, res: ServerResponse): void => {
+  return (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+    if (res.headersSent) return // answered by a listener the test added
     seen.push(req.url ?? '')
     const url = new URL(req.url ?? '/', 'http://x')
     const reply = (body: unknown): void => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(body)) }
@@ -29,11 +35,13 @@ export function appHandler (seen: string[] = []) {
   }
 }
 
-/** A plain node:http server with attach() on 127.0.0.1: memory registry, small windows, admin on a free port. */
-export async function startServer (options: Partial<AttachOptions> = {}): Promise<Started> {
+/** A server of the transport's kind (default plain HTTP) with attach() on 127.0.0.1: memory registry, small windows, admin on a free port. */
+export async function startServer (options: Partial<AttachOptions> = {}, transport: Transport = 'http'): Promise<Started> {
   const registry = (options.registry as MemoryRegistry | undefined) ?? memoryRegistry()
   const seen: string[] = []
-  const server = createServer(appHandler(seen))
+  const server = createTransportServer(transport, appHandler(seen))
+  const sockets = new Set<Socket>()
+  server.on('connection', (socket: Socket) => { sockets.add(socket); socket.once('close', () => sockets.delete(socket)) })
   const lameduck = await attach(server, {
     service: 'orders',
     host: '127.0.0.1',
@@ -46,15 +54,15 @@ export async function startServer (options: Partial<AttachOptions> = {}): Promis
     ...options
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  return { server, lameduck, registry, url: `http://127.0.0.1:${port}`, admin: lameduck.adminUrl!, seen }
+  return { server, lameduck, registry, url: urlOf(transport, server), admin: lameduck.adminUrl!, seen, sockets }
 }
 
 /** Closes the server and detaches. */
 export async function stop (s: Started): Promise<void> {
-  s.server.closeAllConnections()
-  await new Promise<void>((resolve) => s.server.close(() => resolve()))
   await s.lameduck.close()
+  const closed = new Promise<void>((resolve) => s.server.close(() => resolve()))
+  for (const socket of s.sockets) socket.destroy()
+  await closed
 }
 
 /** Polls `fn` until it returns a truthy value or the deadline passes. */
