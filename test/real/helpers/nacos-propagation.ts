@@ -36,8 +36,11 @@ export async function measureNacosPropagation (options: { push: boolean, drains:
   const providers = await Promise.all([provider(), provider()])
   const [leaving, staying] = providers.map((p) => p.port) as [number, number]
   const registered = new Set<number>()
+  const inFlight = new Set<Promise<unknown>>()
   const beat = (port: number): void => {
-    target.call('PUT', '/instance/beat', { serviceName: SERVICE, beat: JSON.stringify({ ip: IP, port, serviceName: SERVICE, cluster: 'DEFAULT' }) }).catch(() => {})
+    const sent = target.call('PUT', '/instance/beat', { serviceName: SERVICE, beat: JSON.stringify({ ip: IP, port, serviceName: SERVICE, cluster: 'DEFAULT' }) }).catch(() => {})
+    inFlight.add(sent)
+    sent.finally(() => inFlight.delete(sent)).catch(() => {})
   }
   const beats = setInterval(() => { for (const port of registered) beat(port) }, 2_000)
   const register = async (port: number): Promise<void> => {
@@ -57,9 +60,11 @@ export async function measureNacosPropagation (options: { push: boolean, drains:
     for (let i = 0; i < options.drains; i++) {
       // Steady state first: the consumer lists both and has called the leaving one since.
       await until(() => c.ports().length === 2 && c.requests.some((r) => r.port === leaving && r.t > listedBack()), 'the consumer calling both providers', 30_000)
+      // Stop beating first, as a provider does: a beat that lands after the DELETE re-registers the instance.
+      registered.delete(leaving)
+      await Promise.all(inFlight)
       const answer = await target.call('DELETE', '/instance', { serviceName: SERVICE, ip: IP, port: leaving })
       if (answer.text !== 'ok') throw new Error(`deregister: ${answer.status} ${answer.text}`)
-      registered.delete(leaving)
       await until(async () => !(await listHosts(target, SERVICE)).some((h) => h.port === leaving), 'the server to drop the instance', 10_000, 2)
       const confirmedAt = Date.now()
       await until(() => !c.ports().includes(leaving), 'the consumer to drop the instance', 60_000)
