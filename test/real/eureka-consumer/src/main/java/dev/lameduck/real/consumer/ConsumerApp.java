@@ -1,0 +1,23 @@
+package dev.lameduck.real.consumer;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.cloud.client.loadbalancer.LoadBalanced;
+import org.springframework.context.annotation.Bean;
+import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.web.client.RestClient;
+
+@SpringBootApplication
+@EnableScheduling
+public class ConsumerApp {
+  public static void main(String[] args) {
+    SpringApplication.run(ConsumerApp.class, args);
+  }
+
+  /** Spring Cloud LoadBalancer resolves http://{service-name}/... to an instance from Eureka. */
+  @Bean
+  @LoadBalanced
+  RestClient.Builder loadBalancedRestClientBuilder() {
+    return RestClient.builder();
+  }
+}
