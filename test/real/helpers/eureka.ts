@@ -80,7 +80,7 @@ export interface ConsumerOptions {
   name?: string
 }
 
-export interface CallLine { lab: 'call', target: string, t: number, ms: number, instance: string | null, status: number, error: string | null }
+export interface CallLine { lab: 'call', target: string, t: number, ms: number, instance: string | null, status: number, error: string | null, known: string[] }
 
 export interface JavaConsumer extends Jvm {
   calls: CallLine[]

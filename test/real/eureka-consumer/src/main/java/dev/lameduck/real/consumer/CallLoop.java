@@ -8,6 +8,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.event.EventListener;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.http.ResponseEntity;
@@ -20,25 +23,28 @@ import org.springframework.web.client.RestClientResponseException;
 
 /**
  * Calls the provider by service name in a loop and prints one JSON line per request on stdout:
- * {"lab":"call","t":startMs,"ms":durationMs,"instance":"...","status":200} or with "error".
+ * {"lab":"call","t":startMs,"ms":durationMs,"instance":"...","status":200,"error":null,"known":[...]}.
  * The instance is what the provider says it is (x-instance header), so the line shows who
- * answered. POST /lab/load?on=true|false starts and stops the loop; GET /lab/call makes one call.
+ * answered; "known" is what the Eureka client's local registry cache lists at that moment (the
+ * hop before Spring Cloud LoadBalancer's own cache), so a test can split the propagation delay. POST /lab/load?on=true|false starts and stops the loop; GET /lab/call makes one call.
  */
 @RestController
 public class CallLoop {
   private final RestClient client;
+  private final DiscoveryClient discovery;
   private final String target;
   private final long intervalMs;
   private final String portFile;
   private final AtomicBoolean on = new AtomicBoolean(false);
   private volatile Thread loop;
 
-  public CallLoop(RestClient.Builder builder, @Value("${lab.target}") String target, @Value("${lab.path}") String path,
+  public CallLoop(@LoadBalanced RestClient.Builder builder, DiscoveryClient discovery, @Value("${lab.target}") String target, @Value("${lab.path}") String path,
       @Value("${lab.interval-ms}") long intervalMs, @Value("${lab.port-file:}") String portFile) {
     SimpleClientHttpRequestFactory requests = new SimpleClientHttpRequestFactory();
     requests.setConnectTimeout(Duration.ofSeconds(2));
     requests.setReadTimeout(Duration.ofSeconds(5));
     this.client = builder.requestFactory(requests).baseUrl("http://" + target + path).build();
+    this.discovery = discovery;
     this.target = target;
     this.intervalMs = intervalMs;
     this.portFile = portFile;
@@ -104,8 +110,14 @@ public class CallLoop {
       error = e.getClass().getSimpleName() + ": " + e.getMessage();
     }
     long ms = System.currentTimeMillis() - t;
+    StringBuilder known = new StringBuilder("[");
+    for (ServiceInstance i : discovery.getInstances(target)) {
+      if (known.length() > 1) known.append(',');
+      known.append(quote(i.getInstanceId()));
+    }
+    known.append(']');
     return "{\"lab\":\"call\",\"target\":" + quote(target) + ",\"t\":" + t + ",\"ms\":" + ms + ",\"instance\":" + quote(instance)
-        + ",\"status\":" + status + ",\"error\":" + quote(error) + "}";
+        + ",\"status\":" + status + ",\"error\":" + quote(error) + ",\"known\":" + known + "}";
   }
 
   private static String quote(String s) {

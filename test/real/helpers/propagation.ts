@@ -1,0 +1,217 @@
+// Measures "DELETE answered → a consumer's last request to the leaving instance" on the real paths:
+//   real Eureka server → Java Eureka client → Spring Cloud LoadBalancer (→ RestClient)
+//   real Eureka server → eureka-js-client (Node)
+// with every period at its default × SCALE, over many drains of lameduck providers, and splits
+// each delay into the hops eurekaWindows() adds up: server read-only cache, client fetch, balancer.
+import { propagationWindow, type WindowParts } from '@lameduck/core'
+import { eurekaWindows } from '@lameduck/eureka'
+import { startJavaConsumer, startRealEureka, type CallLine } from './eureka.ts'
+import { startNodeConsumer } from './node-consumer.ts'
+import { startProvider, type Provider } from './providers.ts'
+
+/** Production defaults (Netflix / Spring Cloud) the measurement scales. */
+export const DEFAULTS = {
+  responseCacheUpdateIntervalMs: 30_000,
+  registryFetchIntervalSeconds: 30,
+  loadBalancerCacheTtlMs: 35_000,
+  heartbeatIntervalMs: 30_000,
+  leaseDurationSecs: 90
+}
+
+export interface Settings {
+  scale: number
+  responseCacheUpdateIntervalMs: number
+  /** Whole seconds: eureka.client.registry-fetch-interval-seconds is an int, so 1 s is its floor. */
+  registryFetchIntervalSeconds: number
+  loadBalancerCacheTtlMs: number
+  heartbeatIntervalMs: number
+  leaseDurationSecs: number
+}
+
+export function scaled (scale: number): Settings {
+  const fetchSecs = DEFAULTS.registryFetchIntervalSeconds * scale
+  if (!Number.isInteger(fetchSecs) || fetchSecs < 1) {
+    throw new Error(`scale ${scale} gives a registry fetch interval of ${fetchSecs} s; the Java client takes whole seconds ≥ 1 (scale a multiple of 1/30)`)
+  }
+  return {
+    scale,
+    responseCacheUpdateIntervalMs: Math.round(DEFAULTS.responseCacheUpdateIntervalMs * scale),
+    registryFetchIntervalSeconds: fetchSecs,
+    loadBalancerCacheTtlMs: Math.round(DEFAULTS.loadBalancerCacheTtlMs * scale),
+    heartbeatIntervalMs: Math.round(DEFAULTS.heartbeatIntervalMs * scale),
+    leaseDurationSecs: Math.max(3, Math.round(DEFAULTS.leaseDurationSecs * scale))
+  }
+}
+
+export type Path = 'java' | 'node'
+
+/** One consumer's view of one drain, in ms after the DELETE was answered. */
+export interface Hop {
+  /** The consumer's registry cache (Eureka client / eureka-js-client) no longer lists it. */
+  clientDropMs: number
+  /** Its last request to the leaving instance (0 when it sent none after the DELETE). */
+  lastCallMs: number
+}
+
+export interface Drain { provider: string, serverDropMs: number, hops: Record<Path, Hop> }
+
+export interface Measurement {
+  settings: Settings
+  windows: Record<Path, WindowParts>
+  drains: Drain[]
+  /** Requests that did not get a 200, per path, over the whole run. */
+  failed: Record<Path, number>
+  requests: Record<Path, number>
+}
+
+export function windowsFor (s: Settings): Record<Path, WindowParts> {
+  const common = { responseCacheUpdateIntervalMs: s.responseCacheUpdateIntervalMs, registryFetchIntervalMs: s.registryFetchIntervalSeconds * 1_000 }
+  return { java: eurekaWindows({ ...common, balancer: s.loadBalancerCacheTtlMs }), node: eurekaWindows({ ...common, balancer: 'none' }) }
+}
+
+/** mulberry32: seeded, so a run's phases can be replayed. */
+export function prng (seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+function hop (calls: CallLine[], id: string, t0: number, until: number): Hop {
+  const after = calls.filter((c) => c.t >= t0 && c.t < until)
+  const drop = after.find((c) => !c.known.includes(id))
+  const last = after.filter((c) => c.instance === id).at(-1)
+  return { clientDropMs: drop ? drop.t - t0 : Number.NaN, lastCallMs: last ? last.t - t0 : 0 }
+}
+
+export interface MeasureOptions { scale: number, drains: number, providers?: number, seed?: number, log?: (line: string) => void }
+
+export async function measurePropagation (o: MeasureOptions): Promise<Measurement> {
+  const s = scaled(o.scale)
+  const windows = windowsFor(s)
+  const log = o.log ?? (() => {})
+  const random = prng(o.seed ?? 18)
+  const server = await startRealEureka({ responseCacheUpdateIntervalMs: s.responseCacheUpdateIntervalMs })
+  const providers: Provider[] = []
+  const stoppers: Array<() => Promise<void>> = [() => server.stop()]
+  try {
+    const java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: s.registryFetchIntervalSeconds, cacheTtlMs: s.loadBalancerCacheTtlMs })
+    stoppers.unshift(() => java.stop())
+    const node = await startNodeConsumer({ serviceUrl: server.serviceUrl, registryFetchIntervalMs: s.registryFetchIntervalSeconds * 1_000 })
+    stoppers.unshift(() => node.stop())
+    // Every provider plans for the slower (Java) path: its drain lasts that window.
+    for (let i = 0; i < (o.providers ?? 5); i++) {
+      providers.push(await startProvider({ eurekaUrl: server.eurekaUrl, heartbeatIntervalMs: s.heartbeatIntervalMs, leaseDurationSecs: s.leaseDurationSecs, windows: windows.java }))
+    }
+    stoppers.unshift(async () => { await Promise.all(providers.map((p) => p.close())) })
+    await java.load(true)
+    stoppers.unshift(() => java.load(false))
+    // The server's full-fetch view, polled: when the read-only cache dropped each instance.
+    const serverView: Array<{ t: number, ids: string[] }> = []
+    let polling = true
+    const poller = (async () => {
+      while (polling) {
+        const t = Date.now()
+        try {
+          const r = await fetch(`${server.eurekaUrl}/apps/ORDERS`, { headers: { accept: 'application/json' } })
+          const body = r.status === 200 ? await r.json() as any : undefined
+          serverView.push({ t, ids: ((body?.application?.instance ?? []) as Array<{ instanceId: string }>).map((i) => i.instanceId) })
+        } catch { /* next round */ }
+        await sleep(25)
+      }
+    })()
+    stoppers.unshift(async () => { polling = false; await poller })
+
+    const calls: Record<Path, CallLine[]> = { java: java.calls, node: node.calls }
+    const draining = new Set<Provider>()
+    const onlineAt = new Map<Provider, number>(providers.map((p) => [p, p.registeredAt]))
+    const seenSince = (p: Provider): boolean => (['java', 'node'] as const).every((k) => calls[k].some((c) => c.instance === p.id && c.t > onlineAt.get(p)!))
+    const pending: Array<Promise<void>> = []
+    const drains: Drain[] = []
+    for (let n = 0; n < o.drains; n++) {
+      const p = providers[n % providers.length]!
+      // Drain p only once both consumers route to it again and two others stay routable.
+      const deadline = Date.now() + 120_000
+      while (draining.has(p) || !seenSince(p) || providers.filter((q) => q !== p && !draining.has(q) && seenSince(q)).length < 2) {
+        if (Date.now() > deadline) throw new Error(`drain ${n}: ${p.id} never became routable again for both consumers`)
+        await sleep(50)
+      }
+      await sleep(Math.floor(random() * s.responseCacheUpdateIntervalMs))
+      draining.add(p)
+      const drainDone = (async () => {
+        await p.app.lameduck.offline()
+        const t0 = p.deregisteredAt
+        // Still offline: every request it gets now comes from a stale cache. One more fetch
+        // period, then it comes back.
+        await sleep(s.registryFetchIntervalSeconds * 1_000)
+        const end = Date.now()
+        const drop = serverView.find((v) => v.t >= t0 && !v.ids.includes(p.id))
+        const d: Drain = {
+          provider: p.id,
+          serverDropMs: drop ? drop.t - t0 : Number.NaN,
+          hops: { java: hop(calls.java, p.id, t0, end), node: hop(calls.node, p.id, t0, end) }
+        }
+        drains.push(d)
+        log(`drain ${drains.length}: ${p.id} server ${d.serverDropMs} ms, java fetch→${d.hops.java.clientDropMs} last→${d.hops.java.lastCallMs}, node fetch→${d.hops.node.clientDropMs} last→${d.hops.node.lastCallMs}`)
+        await p.app.lameduck.online()
+        onlineAt.set(p, p.registeredAt)
+        draining.delete(p)
+      })()
+      pending.push(drainDone)
+    }
+    await Promise.all(pending)
+    const failed = { java: java.calls.filter((c) => c.status !== 200).length, node: node.calls.filter((c) => c.status !== 200).length }
+    return { settings: s, windows, drains, failed, requests: { java: java.calls.length, node: node.calls.length } }
+  } finally {
+    for (const stop of stoppers) await stop().catch(() => {})
+  }
+}
+
+export interface Row { term: string, windowMs: number, maxMs: number, medianMs: number }
+
+const stat = (xs: number[]): { max: number, median: number } => {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b)
+  return { max: v.at(-1) ?? Number.NaN, median: v[Math.floor(v.length / 2)] ?? Number.NaN }
+}
+
+/**
+ * Term by term: the server term is DELETE → the read-only cache drops it; the fetch term is that →
+ * the client's registry cache drops it; the balancer term is that → the last request. The rows'
+ * maxima come from different drains, so they need not add up to the total's maximum.
+ */
+export function rows (m: Measurement, path: Path): Row[] {
+  const w = m.windows[path]
+  const server = m.drains.map((d) => d.serverDropMs)
+  const fetch = m.drains.map((d) => d.hops[path].clientDropMs - d.serverDropMs)
+  const balancer = m.drains.map((d) => Math.max(0, d.hops[path].lastCallMs - d.hops[path].clientDropMs))
+  const total = m.drains.map((d) => d.hops[path].lastCallMs)
+  const r = (term: string, windowMs: number, xs: number[]): Row => ({ term, windowMs, maxMs: stat(xs).max, medianMs: stat(xs).median })
+  return [
+    r('serverCacheMs (read-only cache tick)', w.serverCacheMs, server),
+    r('clientFetchMs (registry fetch)', w.clientFetchMs, fetch),
+    r('balancerRefreshMs (LoadBalancer cache)', w.balancerRefreshMs, balancer),
+    r('total: DELETE → last request', propagationWindow(w).totalMs, total)
+  ]
+}
+
+export function table (m: Measurement): string {
+  const s = m.settings
+  const out = [
+    `Scale ${s.scale}: read-only cache ${s.responseCacheUpdateIntervalMs} ms, registry fetch ${s.registryFetchIntervalSeconds} s, LoadBalancer cache TTL ${s.loadBalancerCacheTtlMs} ms, heartbeat ${s.heartbeatIntervalMs} ms; ${m.drains.length} drains.`,
+    '',
+    '| path | term | window (eurekaWindows) | measured max | measured median |',
+    '|---|---|---:|---:|---:|'
+  ]
+  const names: Record<Path, string> = { java: 'real Eureka → Java Eureka client → Spring Cloud LoadBalancer', node: 'real Eureka → eureka-js-client' }
+  for (const path of ['java', 'node'] as const) {
+    for (const row of rows(m, path)) out.push(`| ${names[path]} | ${row.term} | ${row.windowMs} | ${row.maxMs} | ${row.medianMs} |`)
+  }
+  out.push('', `Requests not answered 200: Java ${m.failed.java} of ${m.requests.java}, Node ${m.failed.node} of ${m.requests.node}.`)
+  return out.join('\n')
+}
