@@ -53,15 +53,18 @@ export interface Hop {
   lastCallMs: number
 }
 
-export interface Drain { provider: string, serverDropMs: number, hops: Record<Path, Hop> }
+/** One drain: the server term, and each consumer's hops (consumers named java-1, node-2, ...). */
+export interface Drain { provider: string, serverDropMs: number, hops: Record<string, Hop> }
 
 export interface Measurement {
   settings: Settings
   windows: Record<Path, WindowParts>
   drains: Drain[]
-  /** Requests that did not get a 200, per path, over the whole run. */
+  /** Requests that did not get a 200, per path, from each consumer's first 200 on. */
   failed: Record<Path, number>
   requests: Record<Path, number>
+  /** Examples of the failures. */
+  errors: string[]
 }
 
 export function windowsFor (s: Settings): Record<Path, WindowParts> {
@@ -90,7 +93,16 @@ function hop (calls: CallLine[], id: string, t0: number, until: number): Hop {
   return { clientDropMs: drop ? drop.t - t0 : Number.NaN, lastCallMs: last ? last.t - t0 : 0 }
 }
 
-export interface MeasureOptions { scale: number, drains: number, providers?: number, seed?: number, log?: (line: string) => void }
+export interface MeasureOptions {
+  scale: number
+  drains: number
+  providers?: number
+  /** Consumers per path. Each fetches at its own phase against the server's cache tick (a consumer's
+   * phase barely moves during a run), so several phases are sampled. Default java 2, node 3. */
+  consumers?: Record<Path, number>
+  seed?: number
+  log?: (line: string) => void
+}
 
 export async function measurePropagation (o: MeasureOptions): Promise<Measurement> {
   const s = scaled(o.scale)
@@ -101,17 +113,32 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
   const providers: Provider[] = []
   const stoppers: Array<() => Promise<void>> = [() => server.stop()]
   try {
-    const java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: s.registryFetchIntervalSeconds, cacheTtlMs: s.loadBalancerCacheTtlMs })
-    stoppers.unshift(() => java.stop())
-    const node = await startNodeConsumer({ serviceUrl: server.serviceUrl, registryFetchIntervalMs: s.registryFetchIntervalSeconds * 1_000 })
-    stoppers.unshift(() => node.stop())
+    const counts = o.consumers ?? { java: 2, node: 3 }
+    const fetchMs = s.registryFetchIntervalSeconds * 1_000
+    const calls: Record<string, CallLine[]> = {}
+    const javas: Array<Awaited<ReturnType<typeof startJavaConsumer>>> = []
+    for (let i = 1; i <= counts.java; i++) {
+      const java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: s.registryFetchIntervalSeconds, cacheTtlMs: s.loadBalancerCacheTtlMs, name: `java-${i}` })
+      stoppers.unshift(() => java.stop())
+      javas.push(java)
+      calls[`java-${i}`] = java.calls
+    }
+    for (let i = 1; i <= counts.node; i++) {
+      // Staggered starts spread the Node consumers' fetch phases over the fetch period.
+      await sleep(Math.floor(fetchMs / counts.node))
+      const node = await startNodeConsumer({ serviceUrl: server.serviceUrl, registryFetchIntervalMs: fetchMs })
+      stoppers.unshift(() => node.stop())
+      calls[`node-${i}`] = node.calls
+    }
     // Every provider plans for the slower (Java) path: its drain lasts that window.
     for (let i = 0; i < (o.providers ?? 5); i++) {
       providers.push(await startProvider({ eurekaUrl: server.eurekaUrl, heartbeatIntervalMs: s.heartbeatIntervalMs, leaseDurationSecs: s.leaseDurationSecs, windows: windows.java }))
     }
     stoppers.unshift(async () => { await Promise.all(providers.map((p) => p.close())) })
-    await java.load(true)
-    stoppers.unshift(() => java.load(false))
+    for (const java of javas) {
+      await java.load(true)
+      stoppers.unshift(() => java.load(false))
+    }
     // The server's full-fetch view, polled: when the read-only cache dropped each instance.
     const serverView: Array<{ t: number, ids: string[] }> = []
     let polling = true
@@ -128,10 +155,9 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
     })()
     stoppers.unshift(async () => { polling = false; await poller })
 
-    const calls: Record<Path, CallLine[]> = { java: java.calls, node: node.calls }
     const draining = new Set<Provider>()
     const onlineAt = new Map<Provider, number>(providers.map((p) => [p, p.registeredAt]))
-    const seenSince = (p: Provider): boolean => (['java', 'node'] as const).every((k) => calls[k].some((c) => c.instance === p.id && c.t > onlineAt.get(p)!))
+    const seenSince = (p: Provider): boolean => Object.values(calls).every((cs) => cs.some((c) => c.instance === p.id && c.t > onlineAt.get(p)!))
     const pending: Array<Promise<void>> = []
     const drains: Drain[] = []
     for (let n = 0; n < o.drains; n++) {
@@ -155,10 +181,10 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
         const d: Drain = {
           provider: p.id,
           serverDropMs: drop ? drop.t - t0 : Number.NaN,
-          hops: { java: hop(calls.java, p.id, t0, end), node: hop(calls.node, p.id, t0, end) }
+          hops: Object.fromEntries(Object.entries(calls).map(([name, cs]) => [name, hop(cs, p.id, t0, end)]))
         }
         drains.push(d)
-        log(`drain ${drains.length}: ${p.id} server ${d.serverDropMs} ms, java fetch→${d.hops.java.clientDropMs} last→${d.hops.java.lastCallMs}, node fetch→${d.hops.node.clientDropMs} last→${d.hops.node.lastCallMs}`)
+        log(`drain ${drains.length}: ${p.id} server cache ${d.serverDropMs} ms; ${Object.entries(d.hops).map(([k, h]) => `${k} cache ${h.clientDropMs} last ${h.lastCallMs}`).join(', ')}`)
         await p.app.lameduck.online()
         onlineAt.set(p, p.registeredAt)
         draining.delete(p)
@@ -166,8 +192,20 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
       pending.push(drainDone)
     }
     await Promise.all(pending)
-    const failed = { java: java.calls.filter((c) => c.status !== 200).length, node: node.calls.filter((c) => c.status !== 200).length }
-    return { settings: s, windows, drains, failed, requests: { java: java.calls.length, node: node.calls.length } }
+    const failed = { java: 0, node: 0 }
+    const requests = { java: 0, node: 0 }
+    const errors: string[] = []
+    for (const [name, cs] of Object.entries(calls)) {
+      const path = name.split('-')[0] as Path
+      const from = cs.findIndex((c) => c.status === 200)
+      for (const c of cs.slice(from)) {
+        requests[path]++
+        if (c.status === 200) continue
+        failed[path]++
+        if (errors.length < 10) errors.push(`${name} ${new Date(c.t).toISOString()} ${c.instance ?? ''} ${c.status} ${c.error ?? ''}`)
+      }
+    }
+    return { settings: s, windows, drains, failed, requests, errors }
   } finally {
     for (const stop of stoppers) await stop().catch(() => {})
   }
@@ -188,9 +226,10 @@ const stat = (xs: number[]): { max: number, median: number } => {
 export function rows (m: Measurement, path: Path): Row[] {
   const w = m.windows[path]
   const server = m.drains.map((d) => d.serverDropMs)
-  const fetch = m.drains.map((d) => d.hops[path].clientDropMs - d.serverDropMs)
-  const balancer = m.drains.map((d) => Math.max(0, d.hops[path].lastCallMs - d.hops[path].clientDropMs))
-  const total = m.drains.map((d) => d.hops[path].lastCallMs)
+  const hops = m.drains.flatMap((d) => Object.entries(d.hops).filter(([k]) => k.startsWith(`${path}-`)).map(([, h]) => ({ d, h })))
+  const fetch = hops.map(({ d, h }) => h.clientDropMs - d.serverDropMs)
+  const balancer = hops.map(({ h }) => Math.max(0, h.lastCallMs - h.clientDropMs))
+  const total = hops.map(({ h }) => h.lastCallMs)
   const r = (term: string, windowMs: number, xs: number[]): Row => ({ term, windowMs, maxMs: stat(xs).max, medianMs: stat(xs).median })
   return [
     r('serverCacheMs (read-only cache tick)', w.serverCacheMs, server),
@@ -202,8 +241,9 @@ export function rows (m: Measurement, path: Path): Row[] {
 
 export function table (m: Measurement): string {
   const s = m.settings
+  const consumers = Object.keys(m.drains[0]?.hops ?? {})
   const out = [
-    `Scale ${s.scale}: read-only cache ${s.responseCacheUpdateIntervalMs} ms, registry fetch ${s.registryFetchIntervalSeconds} s, LoadBalancer cache TTL ${s.loadBalancerCacheTtlMs} ms, heartbeat ${s.heartbeatIntervalMs} ms; ${m.drains.length} drains.`,
+    `Scale ${s.scale}: read-only cache ${s.responseCacheUpdateIntervalMs} ms, registry fetch ${s.registryFetchIntervalSeconds} s, LoadBalancer cache TTL ${s.loadBalancerCacheTtlMs} ms, heartbeat ${s.heartbeatIntervalMs} ms; ${m.drains.length} drains seen by ${consumers.length} consumers (${consumers.join(', ')}).`,
     '',
     '| path | term | window (eurekaWindows) | measured max | measured median |',
     '|---|---|---:|---:|---:|'
@@ -212,6 +252,6 @@ export function table (m: Measurement): string {
   for (const path of ['java', 'node'] as const) {
     for (const row of rows(m, path)) out.push(`| ${names[path]} | ${row.term} | ${row.windowMs} | ${row.maxMs} | ${row.medianMs} |`)
   }
-  out.push('', `Requests not answered 200: Java ${m.failed.java} of ${m.requests.java}, Node ${m.failed.node} of ${m.requests.node}.`)
+  out.push('', `Requests not answered 200 (from each consumer's first 200 on): Java ${m.failed.java} of ${m.requests.java}, Node ${m.failed.node} of ${m.requests.node}.`)
   return out.join('\n')
 }
