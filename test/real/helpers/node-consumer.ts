@@ -22,9 +22,9 @@ export async function startNodeConsumer (o: { serviceUrl: string, registryFetchI
   await new Promise<void>((resolve, reject) => client.start((err: Error | null) => err ? reject(err) : resolve()))
   const calls: CallLine[] = []
   let next = 0
-  let running = true
+  const state = { running: true }
   const loop = (async () => {
-    while (running) {
+    while (state.running) {
       const t = Date.now()
       const list = (client.cache.app[app] ?? []) as Array<{ instanceId: string, hostName: string, port: { $: number } }>
       const line: CallLine = { lab: 'call', target: app, t, ms: 0, instance: null, status: 0, error: null, known: list.map((i) => i.instanceId) }
@@ -49,7 +49,7 @@ export async function startNodeConsumer (o: { serviceUrl: string, registryFetchI
   return {
     calls,
     stop: async () => {
-      running = false
+      state.running = false
       await loop
       await new Promise<void>((resolve) => client.stop(() => resolve()))
     }

@@ -141,9 +141,9 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
     }
     // The server's full-fetch view, polled: when the read-only cache dropped each instance.
     const serverView: Array<{ t: number, ids: string[] }> = []
-    let polling = true
+    const poll = { on: true }
     const poller = (async () => {
-      while (polling) {
+      while (poll.on) {
         const t = Date.now()
         try {
           const r = await fetch(`${server.eurekaUrl}/apps/ORDERS`, { headers: { accept: 'application/json' } })
@@ -153,7 +153,7 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
         await sleep(25)
       }
     })()
-    stoppers.unshift(async () => { polling = false; await poller })
+    stoppers.unshift(async () => { poll.on = false; await poller })
 
     const draining = new Set<Provider>()
     const onlineAt = new Map<Provider, number>(providers.map((p) => [p, p.registeredAt]))
