@@ -71,7 +71,7 @@ async function shares (p: Provider, ramp: (() => Promise<void>) | undefined): Pr
   return out
 }
 
-test('Spring Cloud LoadBalancer (weighted) reads `weight`: lameduck\'s static weight gives no ramp; a ramping weight ramps, one propagation window late', async (t) => {
+test('Spring Cloud LoadBalancer (weighted) reads `weight`: lameduck\'s static weight gives no ramp; a ramping weight ramps, one propagation window late', { timeout: 300_000 }, async (t) => {
   t.diagnostic(`propagation window ${WINDOW_MS} ms (${WINDOWS.serverCacheMs} + ${WINDOWS.clientFetchMs} + ${WINDOWS.balancerRefreshMs}); warmup ${WARMUP_MS} ms; share of the newcomer per ${BUCKET_MS} ms bucket, % of requests`)
 
   // As lameduck publishes today: weight 100 from the start (warmup only in lameduck.warmup / warmup).

@@ -5,5 +5,5 @@ import { measurePropagation, table } from './helpers/propagation.ts'
 
 const drains = Number(process.argv[2] ?? 20)
 const scale = Number(process.argv[3] ?? 0.1)
-const m = await measurePropagation({ scale, drains, log: (line) => console.error(line) })
+const m = await measurePropagation({ scale, drains, naiveControl: true, log: (line) => console.error(line) })
 console.log(table(m))

@@ -26,8 +26,16 @@ export interface Jvm {
 }
 
 const running = new Set<ChildProcess>()
-// A test that throws still must not leave a JVM behind: kill every group on exit.
-process.once('exit', () => { for (const c of running) killGroup(c, 'SIGKILL') })
+// A test that throws still must not leave a JVM behind: kill every group on exit, and on the
+// signals a test runner sends a file it gives up on (then die of that signal as before).
+const killAll = (): void => { for (const c of running) killGroup(c, 'SIGKILL') }
+process.once('exit', killAll)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll()
+    process.kill(process.pid, signal)
+  })
+}
 
 function killGroup (child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
@@ -45,8 +53,10 @@ export async function startJar (module: string, args: string[], name = module, r
   const dir = mkdtempSync(join(tmpdir(), `lameduck-${module}-`))
   const portFile = join(dir, 'port')
   const java = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java'
-  const child = spawn(java, [...JVM_FLAGS, '-jar', jarPath(module), `--lab.port-file=${portFile}`, ...args], {
-    cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe']
+  // stdin stays open as a lifeline: the JVM halts when it closes (lab.exit-on-stdin-eof), so even a
+  // test process killed with SIGKILL leaves no JVM behind.
+  const child = spawn(java, [...JVM_FLAGS, '-jar', jarPath(module), `--lab.port-file=${portFile}`, '--lab.exit-on-stdin-eof=true', ...args], {
+    cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe']
   })
   running.add(child)
   const lines: string[] = []

@@ -65,6 +65,8 @@ export interface Measurement {
   requests: Record<Path, number>
   /** Examples of the failures. */
   errors: string[]
+  /** Negative control (naiveControl): requests that failed after a provider deregistered and closed at once. */
+  naiveFailed?: number
 }
 
 export function windowsFor (s: Settings): Record<Path, WindowParts> {
@@ -101,6 +103,8 @@ export interface MeasureOptions {
    * phase barely moves during a run), so several phases are sampled. Default java 2, node 3. */
   consumers?: Record<Path, number>
   seed?: number
+  /** After the drains, one provider deregisters and closes at once (no window): its losses must show. */
+  naiveControl?: boolean
   log?: (line: string) => void
 }
 
@@ -192,6 +196,17 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
       pending.push(drainDone)
     }
     await Promise.all(pending)
+    let controlAt = Number.POSITIVE_INFINITY
+    if (o.naiveControl) {
+      // Deregistered, then gone at once, the way a service without lameduck exits on SIGTERM.
+      const p = providers[0]!
+      const res = await fetch(`${server.eurekaUrl}/apps/ORDERS/${p.id}`, { method: 'DELETE' })
+      if (res.status !== 200) throw new Error(`naive control: DELETE answered ${res.status}`)
+      controlAt = Date.now()
+      p.app.server.closeAllConnections()
+      p.app.server.close()
+      await sleep(propagationWindow(windows.java).totalMs)
+    }
     const failed = { java: 0, node: 0 }
     const requests = { java: 0, node: 0 }
     const errors: string[] = []
@@ -199,13 +214,15 @@ export async function measurePropagation (o: MeasureOptions): Promise<Measuremen
       const path = name.split('-')[0] as Path
       const from = cs.findIndex((c) => c.status === 200)
       for (const c of cs.slice(from)) {
+        if (c.t >= controlAt) continue
         requests[path]++
         if (c.status === 200) continue
         failed[path]++
         if (errors.length < 10) errors.push(`${name} ${new Date(c.t).toISOString()} ${c.instance ?? ''} ${c.status} ${c.error ?? ''}`)
       }
     }
-    return { settings: s, windows, drains, failed, requests, errors }
+    const naiveFailed = o.naiveControl ? Object.values(calls).flat().filter((c) => c.t >= controlAt && c.status !== 200).length : undefined
+    return { settings: s, windows, drains, failed, requests, errors, naiveFailed }
   } finally {
     for (const stop of stoppers) await stop().catch(() => {})
   }
@@ -253,5 +270,6 @@ export function table (m: Measurement): string {
     for (const row of rows(m, path)) out.push(`| ${names[path]} | ${row.term} | ${row.windowMs} | ${row.maxMs} | ${row.medianMs} |`)
   }
   out.push('', `Requests not answered 200 (from each consumer's first 200 on): Java ${m.failed.java} of ${m.requests.java}, Node ${m.failed.node} of ${m.requests.node}.`)
+  if (m.naiveFailed !== undefined) out.push(`Negative control, a provider that deregisters and closes at once: ${m.naiveFailed} requests failed.`)
   return out.join('\n')
 }
