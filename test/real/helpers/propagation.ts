@@ -108,124 +108,151 @@ export interface MeasureOptions {
   log?: (line: string) => void
 }
 
-export async function measurePropagation (o: MeasureOptions): Promise<Measurement> {
-  const s = scaled(o.scale)
-  const windows = windowsFor(s)
-  const log = o.log ?? (() => {})
-  const random = prng(o.seed ?? 18)
-  const server = await startRealEureka({ responseCacheUpdateIntervalMs: s.responseCacheUpdateIntervalMs })
-  const providers: Provider[] = []
-  const stoppers: Array<() => Promise<void>> = [() => server.stop()]
-  try {
-    const counts = o.consumers ?? { java: 2, node: 3 }
-    const fetchMs = s.registryFetchIntervalSeconds * 1_000
-    const calls: Record<string, CallLine[]> = {}
-    const javas: Array<Awaited<ReturnType<typeof startJavaConsumer>>> = []
-    for (let i = 1; i <= counts.java; i++) {
-      const java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: s.registryFetchIntervalSeconds, cacheTtlMs: s.loadBalancerCacheTtlMs, name: `java-${i}` })
-      stoppers.unshift(() => java.stop())
-      javas.push(java)
-      calls[`java-${i}`] = java.calls
-    }
-    for (let i = 1; i <= counts.node; i++) {
-      // Staggered starts spread the Node consumers' fetch phases over the fetch period.
-      await sleep(Math.floor(fetchMs / counts.node))
-      const node = await startNodeConsumer({ serviceUrl: server.serviceUrl, registryFetchIntervalMs: fetchMs })
-      stoppers.unshift(() => node.stop())
-      calls[`node-${i}`] = node.calls
-    }
-    // Every provider plans for the slower (Java) path: its drain lasts that window.
-    for (let i = 0; i < (o.providers ?? 5); i++) {
-      providers.push(await startProvider({ eurekaUrl: server.eurekaUrl, heartbeatIntervalMs: s.heartbeatIntervalMs, leaseDurationSecs: s.leaseDurationSecs, windows: windows.java }))
-    }
-    stoppers.unshift(async () => { await Promise.all(providers.map((p) => p.close())) })
-    for (const java of javas) {
-      await java.load(true)
-      stoppers.unshift(() => java.load(false))
-    }
-    // The server's full-fetch view, polled: when the read-only cache dropped each instance.
-    const serverView: Array<{ t: number, ids: string[] }> = []
-    const poll = { on: true }
-    const poller = (async () => {
-      while (poll.on) {
-        const t = Date.now()
-        try {
-          const r = await fetch(`${server.eurekaUrl}/apps/ORDERS`, { headers: { accept: 'application/json' } })
-          const body = r.status === 200 ? await r.json() as any : undefined
-          serverView.push({ t, ids: ((body?.application?.instance ?? []) as Array<{ instanceId: string }>).map((i) => i.instanceId) })
-        } catch { /* next round */ }
-        await sleep(25)
-      }
-    })()
-    stoppers.unshift(async () => { poll.on = false; await poller })
+interface Rig {
+  s: Settings
+  windows: Record<Path, WindowParts>
+  eurekaUrl: string
+  providers: Provider[]
+  /** Each consumer's calls, by name (java-1, node-1, ...). */
+  calls: Record<string, CallLine[]>
+  /** The server's full-fetch view, polled every 25 ms. */
+  serverView: Array<{ t: number, ids: string[] }>
+}
 
-    const draining = new Set<Provider>()
-    const onlineAt = new Map<Provider, number>(providers.map((p) => [p, p.registeredAt]))
-    const seenSince = (p: Provider): boolean => Object.values(calls).every((cs) => cs.some((c) => c.instance === p.id && c.t > onlineAt.get(p)!))
-    const pending: Array<Promise<void>> = []
-    const drains: Drain[] = []
-    for (let n = 0; n < o.drains; n++) {
-      const p = providers[n % providers.length]!
-      // Drain p only once both consumers route to it again and two others stay routable.
-      const deadline = Date.now() + 120_000
-      while (draining.has(p) || !seenSince(p) || providers.filter((q) => q !== p && !draining.has(q) && seenSince(q)).length < 2) {
-        if (Date.now() > deadline) throw new Error(`drain ${n}: ${p.id} never became routable again for both consumers`)
-        await sleep(50)
-      }
-      await sleep(Math.floor(random() * s.responseCacheUpdateIntervalMs))
-      draining.add(p)
-      const drainDone = (async () => {
-        await p.app.lameduck.offline()
-        const t0 = p.deregisteredAt
-        // Still offline: every request it gets now comes from a stale cache. One more fetch
-        // period, then it comes back.
-        await sleep(s.registryFetchIntervalSeconds * 1_000)
-        const end = Date.now()
-        const drop = serverView.find((v) => v.t >= t0 && !v.ids.includes(p.id))
-        const d: Drain = {
-          provider: p.id,
-          serverDropMs: drop ? drop.t - t0 : Number.NaN,
-          hops: Object.fromEntries(Object.entries(calls).map(([name, cs]) => [name, hop(cs, p.id, t0, end)]))
-        }
-        drains.push(d)
-        log(`drain ${drains.length}: ${p.id} server cache ${d.serverDropMs} ms; ${Object.entries(d.hops).map(([k, h]) => `${k} cache ${h.clientDropMs} last ${h.lastCallMs}`).join(', ')}`)
-        await p.app.lameduck.online()
-        onlineAt.set(p, p.registeredAt)
-        draining.delete(p)
-      })()
-      pending.push(drainDone)
-    }
-    await Promise.all(pending)
-    let controlAt = Number.POSITIVE_INFINITY
-    if (o.naiveControl) {
-      // Deregistered, then gone at once, the way a service without lameduck exits on SIGTERM.
-      const p = providers[0]!
-      const res = await fetch(`${server.eurekaUrl}/apps/ORDERS/${p.id}`, { method: 'DELETE' })
-      if (res.status !== 200) throw new Error(`naive control: DELETE answered ${res.status}`)
-      controlAt = Date.now()
-      p.app.server.closeAllConnections()
-      p.app.server.close()
-      await sleep(propagationWindow(windows.java).totalMs)
-    }
-    const failed = { java: 0, node: 0 }
-    const requests = { java: 0, node: 0 }
-    const errors: string[] = []
-    for (const [name, cs] of Object.entries(calls)) {
-      const path = name.split('-')[0] as Path
-      const from = cs.findIndex((c) => c.status === 200)
-      for (const c of cs.slice(from)) {
-        if (c.t >= controlAt) continue
-        requests[path]++
-        if (c.status === 200) continue
-        failed[path]++
-        if (errors.length < 10) errors.push(`${name} ${new Date(c.t).toISOString()} ${c.instance ?? ''} ${c.status} ${c.error ?? ''}`)
-      }
-    }
-    const naiveFailed = o.naiveControl ? Object.values(calls).flat().filter((c) => c.t >= controlAt && c.status !== 200).length : undefined
-    return { settings: s, windows, drains, failed, requests, errors, naiveFailed }
+export async function measurePropagation (o: MeasureOptions): Promise<Measurement> {
+  const stoppers: Array<() => Promise<void>> = []
+  try {
+    const rig = await startRig(o, stoppers)
+    const drains = await runDrains(rig, o)
+    const controlAt = o.naiveControl ? await naiveExit(rig) : Number.POSITIVE_INFINITY
+    return { settings: rig.s, windows: rig.windows, drains, ...countFailures(rig.calls, controlAt) }
   } finally {
     for (const stop of stoppers) await stop().catch(() => {})
   }
+}
+
+/** The server, the consumers (Java first: they start slowest), the providers and the server poller. */
+async function startRig (o: MeasureOptions, stoppers: Array<() => Promise<void>>): Promise<Rig> {
+  const s = scaled(o.scale)
+  const windows = windowsFor(s)
+  const server = await startRealEureka({ responseCacheUpdateIntervalMs: s.responseCacheUpdateIntervalMs })
+  stoppers.unshift(() => server.stop())
+  const counts = o.consumers ?? { java: 2, node: 3 }
+  const fetchMs = s.registryFetchIntervalSeconds * 1_000
+  const calls: Record<string, CallLine[]> = {}
+  const javas: Array<Awaited<ReturnType<typeof startJavaConsumer>>> = []
+  for (let i = 1; i <= counts.java; i++) {
+    const java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: s.registryFetchIntervalSeconds, cacheTtlMs: s.loadBalancerCacheTtlMs, name: `java-${i}` })
+    stoppers.unshift(() => java.stop())
+    javas.push(java)
+    calls[`java-${i}`] = java.calls
+  }
+  for (let i = 1; i <= counts.node; i++) {
+    // Staggered starts spread the Node consumers' fetch phases over the fetch period.
+    await sleep(Math.floor(fetchMs / counts.node))
+    const node = await startNodeConsumer({ serviceUrl: server.serviceUrl, registryFetchIntervalMs: fetchMs })
+    stoppers.unshift(() => node.stop())
+    calls[`node-${i}`] = node.calls
+  }
+  // Every provider plans for the slower (Java) path: its drain lasts that window.
+  const providers: Provider[] = []
+  stoppers.unshift(async () => { await Promise.all(providers.map((p) => p.close())) })
+  for (let i = 0; i < (o.providers ?? 5); i++) {
+    providers.push(await startProvider({ eurekaUrl: server.eurekaUrl, heartbeatIntervalMs: s.heartbeatIntervalMs, leaseDurationSecs: s.leaseDurationSecs, windows: windows.java }))
+  }
+  for (const java of javas) {
+    await java.load(true)
+    stoppers.unshift(() => java.load(false))
+  }
+  const serverView: Rig['serverView'] = []
+  const poll = { on: true }
+  const poller = (async () => {
+    while (poll.on) {
+      const t = Date.now()
+      try {
+        const r = await fetch(`${server.eurekaUrl}/apps/ORDERS`, { headers: { accept: 'application/json' } })
+        const body = r.status === 200 ? await r.json() as any : undefined
+        serverView.push({ t, ids: ((body?.application?.instance ?? []) as Array<{ instanceId: string }>).map((i) => i.instanceId) })
+      } catch { /* next round */ }
+      await sleep(25)
+    }
+  })()
+  stoppers.unshift(async () => { poll.on = false; await poller })
+  return { s, windows, eurekaUrl: server.eurekaUrl, providers, calls, serverView }
+}
+
+/** Drains the providers in turn, each once every consumer routes to it and two others stay routable. */
+async function runDrains (rig: Rig, o: MeasureOptions): Promise<Drain[]> {
+  const { s, providers, calls } = rig
+  const random = prng(o.seed ?? 18)
+  const draining = new Set<Provider>()
+  const onlineAt = new Map<Provider, number>(providers.map((p) => [p, p.registeredAt]))
+  const seenSince = (p: Provider): boolean => Object.values(calls).every((cs) => cs.some((c) => c.instance === p.id && c.t > onlineAt.get(p)!))
+  const pending: Array<Promise<void>> = []
+  const drains: Drain[] = []
+  for (let n = 0; n < o.drains; n++) {
+    const p = providers[n % providers.length]!
+    const deadline = Date.now() + 120_000
+    while (draining.has(p) || !seenSince(p) || providers.filter((q) => q !== p && !draining.has(q) && seenSince(q)).length < 2) {
+      if (Date.now() > deadline) throw new Error(`drain ${n}: ${p.id} never became routable again for every consumer`)
+      await sleep(50)
+    }
+    await sleep(Math.floor(random() * s.responseCacheUpdateIntervalMs))
+    draining.add(p)
+    pending.push((async () => {
+      await p.app.lameduck.offline()
+      const t0 = p.deregisteredAt
+      // Still offline: every request it gets now comes from a stale cache. One more fetch
+      // period, then it comes back.
+      await sleep(s.registryFetchIntervalSeconds * 1_000)
+      const end = Date.now()
+      const drop = rig.serverView.find((v) => v.t >= t0 && !v.ids.includes(p.id))
+      const d: Drain = {
+        provider: p.id,
+        serverDropMs: drop ? drop.t - t0 : Number.NaN,
+        hops: Object.fromEntries(Object.entries(calls).map(([name, cs]) => [name, hop(cs, p.id, t0, end)]))
+      }
+      drains.push(d)
+      o.log?.(`drain ${drains.length}: ${p.id} server cache ${d.serverDropMs} ms; ${Object.entries(d.hops).map(([k, h]) => `${k} cache ${h.clientDropMs} last ${h.lastCallMs}`).join(', ')}`)
+      await p.app.lameduck.online()
+      onlineAt.set(p, p.registeredAt)
+      draining.delete(p)
+    })())
+  }
+  await Promise.all(pending)
+  return drains
+}
+
+/** Negative control: deregistered, then gone at once, the way a service without lameduck exits. */
+async function naiveExit (rig: Rig): Promise<number> {
+  const p = rig.providers[0]!
+  const res = await fetch(`${rig.eurekaUrl}/apps/ORDERS/${p.id}`, { method: 'DELETE' })
+  if (res.status !== 200) throw new Error(`naive control: DELETE answered ${res.status}`)
+  const at = Date.now()
+  p.app.server.closeAllConnections()
+  p.app.server.close()
+  await sleep(propagationWindow(rig.windows.java).totalMs)
+  return at
+}
+
+/** Failures from each consumer's first 200 until the negative control; the control's own after it. */
+function countFailures (calls: Record<string, CallLine[]>, controlAt: number): Pick<Measurement, 'failed' | 'requests' | 'errors' | 'naiveFailed'> {
+  const failed = { java: 0, node: 0 }
+  const requests = { java: 0, node: 0 }
+  const errors: string[] = []
+  for (const [name, cs] of Object.entries(calls)) {
+    const path = name.split('-')[0] as Path
+    const first = cs.findIndex((x) => x.status === 200)
+    for (const c of cs.slice(Math.max(0, first))) {
+      if (c.t >= controlAt) continue
+      requests[path]++
+      if (c.status === 200) continue
+      failed[path]++
+      if (errors.length < 10) errors.push(`${name} ${new Date(c.t).toISOString()} ${c.instance ?? ''} ${c.status} ${c.error ?? ''}`)
+    }
+  }
+  const naiveFailed = Number.isFinite(controlAt) ? Object.values(calls).flat().filter((c) => c.t >= controlAt && c.status !== 200).length : undefined
+  return { failed, requests, errors, naiveFailed }
 }
 
 export interface Row { term: string, windowMs: number, maxMs: number, medianMs: number }

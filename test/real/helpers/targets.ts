@@ -80,16 +80,12 @@ export async function inRegistry (url: string, app: string, id: string): Promise
   return r.status === 200 ? r.json?.instance : undefined
 }
 
-/** Resolves just after the next multiple of `periodMs` (where both servers' cache timers tick). */
-export function nextTick (periodMs: number, afterMs = 30): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, periodMs - (Date.now() % periodMs) + afterMs))
-}
-
-export async function until<T> (fn: () => Promise<T> | T, what: string, timeoutMs = 20_000, everyMs = 20): Promise<T> {
+/** Polls until `fn` returns something truthy, and returns it. */
+export async function until<T> (fn: () => Promise<T | false | undefined> | T | false | undefined, what: string, timeoutMs = 20_000, everyMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await fn()
-    if (v) return v
+    if (v) return v as T
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
