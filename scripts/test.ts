@@ -3,6 +3,8 @@
 // `@lameduck/source` export condition: TypeScript sources run directly, no build needed.
 //   node scripts/test.ts                  all tests
 //   node scripts/test.ts packages/core    only files under that path
+// test/real/ (real Eureka server and Java consumer, need a JDK and Maven) runs only when named:
+//   node scripts/test.ts test/real        (npm run test:real builds the jars first)
 import { spawn } from 'node:child_process'
 import { globSync } from 'node:fs'
 
@@ -11,6 +13,7 @@ const extra = process.argv.slice(2).filter((a) => a.startsWith('-'))
 const patterns = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts']
 const files = patterns.flatMap((p) => globSync(p, { exclude: (f) => f.includes('node_modules') }))
   .filter((f) => roots.length === 0 || roots.some((r) => f.startsWith(r.replace(/\/$/, ''))))
+  .filter((f) => !f.startsWith('test/real/') || roots.some((r) => r.replace(/\/$/, '').startsWith('test/real')))
   .sort()
 
 if (files.length === 0) {

@@ -1,0 +1,58 @@
+// A Node provider as users run it: Fastify + @lameduck/fastify + @lameduck/eureka, registering at the
+// real Eureka server. Each answers GET /hello with its Eureka instance id in `x-instance`.
+import Fastify, { type FastifyInstance } from 'fastify'
+import lameduck from '@lameduck/fastify'
+import { eurekaRegistry } from '@lameduck/eureka'
+import type { WindowParts } from '@lameduck/core'
+
+export interface ProviderOptions {
+  eurekaUrl: string
+  heartbeatIntervalMs: number
+  leaseDurationSecs: number
+  windows: WindowParts
+  warmupMs?: number
+  weight?: number
+  service?: string
+}
+
+export interface Provider {
+  app: FastifyInstance
+  id: string
+  /** When the registration was last confirmed (204), and the cancel (DELETE answered 200). */
+  registeredAt: number
+  deregisteredAt: number
+  served: number
+  close: () => Promise<void>
+}
+
+export async function startProvider (o: ProviderOptions): Promise<Provider> {
+  const app = Fastify()
+  const registry = eurekaRegistry({
+    url: o.eurekaUrl,
+    leaseDurationSecs: o.leaseDurationSecs,
+    client: { eureka: { heartbeatInterval: o.heartbeatIntervalMs } }
+  })
+  await app.register(lameduck, {
+    service: o.service ?? 'orders',
+    host: '127.0.0.1',
+    registry,
+    warmup: o.warmupMs ?? 0,
+    weight: o.weight ?? 100,
+    windows: o.windows,
+    maxRequestMs: 2_000,
+    admin: false,
+    signals: false,
+    routes: false
+  })
+  const p: Provider = { app, id: '', registeredAt: 0, deregisteredAt: 0, served: 0, close: async () => { await app.close() } }
+  app.lameduck.on('registered', (i) => { p.id = i.id; p.registeredAt = Date.now() })
+  app.lameduck.on('deregistered', () => { p.deregisteredAt = Date.now() })
+  app.get('/hello', async (_req, reply) => {
+    p.served++
+    reply.header('x-instance', p.id)
+    return { instance: p.id }
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  while (p.id === '') await new Promise((resolve) => setTimeout(resolve, 20))
+  return p
+}

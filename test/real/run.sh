@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# npm run test:real — the suites that run against the real Netflix Eureka server and a real
+# Java consumer (test/real/**/*.test.ts). Builds the jars first (skipped when up to date).
+# Without java or mvn it says so and fails, unless LAMEDUCK_REAL=skip.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ "${LAMEDUCK_REAL:-}" = skip ]; then
+  echo "test:real: skipped (LAMEDUCK_REAL=skip)"
+  exit 0
+fi
+started=$(date +%s)
+bash test/real/build.sh
+# One file at a time: each starts JVMs, and the propagation measurements want the cores.
+LAMEDUCK_TEST_CONCURRENCY="${LAMEDUCK_TEST_CONCURRENCY:-1}" node scripts/test.ts test/real "$@"
+echo "test:real: $(( $(date +%s) - started )) s in all"
