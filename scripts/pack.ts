@@ -42,9 +42,25 @@ export function missingFromTarball (manifest: Manifest, files: string[]): string
   return [...need].filter((f) => !have.has(f))
 }
 
+/** `name` and the workspaces it needs at run time, transitively: the tarballs to install together. */
+export function closure (name: string, workspaces: Workspace[]): string[] {
+  const byName = new Map(workspaces.map((w) => [w.manifest.name, w.manifest]))
+  const seen = new Set<string>()
+  const visit = (n: string): void => {
+    if (seen.has(n) || !byName.has(n)) return
+    seen.add(n)
+    const m = byName.get(n)!
+    for (const dep of Object.keys({ ...m.dependencies, ...m.peerDependencies })) visit(dep)
+  }
+  visit(name)
+  return [...seen]
+}
+
 interface PackResult { name: string, filename: string, files: { path: string }[] }
 
-export function pack (out: string, root = ROOT): string[] {
+export interface Packed { name: string, tarball: string, needs: string[] }
+
+export function pack (out: string, root = ROOT): Packed[] {
   const workspaces = publicWorkspaces(root)
   for (const w of workspaces) {
     for (const f of ['LICENSE', 'README.md']) {
@@ -64,16 +80,18 @@ export function pack (out: string, root = ROOT): string[] {
     return missingFromTarball(w.manifest, r.files.map((f) => f.path)).map((f) => `${r.filename} lacks ${f}`)
   })
   if (problems.length > 0) throw new Error(`refusing the tarballs:\n  ${problems.join('\n  ')}`)
-  return results.map((r) => join(out, r.filename))
+  const tarballOf = new Map(results.map((r) => [r.name, join(out, r.filename)]))
+  return results.map((r) => ({ name: r.name, tarball: tarballOf.get(r.name)!, needs: closure(r.name, workspaces).map((n) => tarballOf.get(n)!) }))
 }
 
 if (import.meta.main) {
   const at = process.argv.indexOf('--out')
   const out = resolve(at === -1 ? join(ROOT, 'dist-packages') : process.argv[at + 1]!)
   try {
-    const tarballs = pack(out)
-    console.log(`\n${tarballs.length} tarballs in ${out}:\n${tarballs.map((t) => `  ${t}`).join('\n')}`)
-    console.log(`\ninstall what you need into your project, e.g.:\n  npm install ${tarballs.join(' ')}`)
+    const packed = pack(out)
+    // A package's @lameduck dependencies go in the same command: npm would look them up on the registry otherwise.
+    console.log(`\n${packed.length} tarballs in ${out}. To install a package into your project, with what it needs:`)
+    for (const p of packed) console.log(`\n  # ${p.name}\n  npm install ${p.needs.join(' ')}`)
   } catch (err) {
     console.error(`pack: ${(err as Error).message}`)
     process.exitCode = 1
