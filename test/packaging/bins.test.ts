@@ -12,7 +12,7 @@ import { cleanEnv, DEAD_REGISTRY, run } from './helpers.ts'
 const bins = publicWorkspaces().flatMap((w) => Object.entries(w.manifest.bin ?? {}).map(([name, target]) => ({ name, dir: w.dir, target: join(w.dir, target) })))
 
 test('the bins are committed, executable shims that npm linked at install time', (t) => {
-  assert.deepEqual(bins.map((b) => b.name).sort(), ['lameduck', 'lameduck-devkit'])
+  for (const name of ['lameduck', 'lameduck-devkit']) assert.ok(bins.some((b) => b.name === name), name)
   const git = run('git', ['ls-files', '--stage', ...bins.map((b) => b.target)], { cwd: ROOT })
   if (git.status !== 0) t.diagnostic('not a git checkout: the file modes are not checked')
   for (const bin of bins) {
