@@ -1,6 +1,7 @@
 // A one-command tour of the offline sequence on the embedded memory registry:
 // starts the service, sends steady traffic, takes it offline, and prints what
-// happened. (The full rolling-deploy lab replaces this once the devkit lands.)
+// happened.   npm run demo -w @lameduck/example-basic
+// (A rolling update of several pods is the devkit's demo: `npm start` at the root.)
 import { request } from 'undici'
 import { buildServer } from './server.ts'
 
