@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
+import { benchEngineOverhead } from '../packages/node/bench/overhead.ts'
 
 const sections: string[] = []
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
@@ -14,6 +15,11 @@ console.log('== plugin overhead: hello-world Fastify, bare vs with @lameduck/fas
 const overhead = await benchOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
 console.log(overhead.table)
 sections.push(`## Plugin overhead\n\nautocannon, 50 connections, server in a child process, ${overhead.rounds} alternating rounds.\n\n${overhead.table}`)
+
+console.log('\n== engine overhead: hello-world Express, node:http and h2c, bare vs with attach() from @lameduck/node')
+const engine = await benchEngineOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
+console.log(`${engine.setup}\n\n${engine.table}`)
+sections.push(`## Engine overhead (@lameduck/node)\n\n\`packages/node/bench/overhead.ts\`. ${engine.setup}\n\n${engine.table}`)
 
 // Package benchmarks that print their own markdown (balancer, rollout lab).
 for (const script of ['packages/balancer/bench/index.ts', 'packages/devkit/bench/rollout.ts']) {

@@ -1,0 +1,45 @@
+// The example as `npm start` runs it (built with tsc, decorators and their
+// metadata), against the local Nacos naming server: it registers, `lameduck
+// prestop` takes it offline under keep-alive traffic with a 300 ms window, and
+// SIGTERM then closes the Nest app.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { startNacos, type NacosServer } from '@lameduck/devkit'
+import { drainUnderTraffic, startExample, stopExample, until, type Example } from '@lameduck/example-shared/smoke'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+
+describe('examples/nestjs', () => {
+  let nacos: NacosServer
+  let example: Example
+  const registered = (): boolean => nacos.instances('orders').some((i) => i.port === example.port && i.healthy && i.enabled)
+
+  before(async () => {
+    execFileSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' }) // `npm run build`
+    nacos = await startNacos({ port: 0 })
+    example = await startExample(`${root}dist/main.js`, { NACOS_SERVER: nacos.serverList, WINDOW_MS: '300' })
+  })
+  after(async () => {
+    if (example) await stopExample(example, 'SIGKILL')
+    await nacos?.close()
+  })
+
+  it('registers in Nacos, then drains under traffic through lameduck prestop with 0 failed requests', async () => {
+    await until(registered, 'the instance in Nacos')
+    const { prestop, stats, lines } = await drainUnderTraffic(example)
+    assert.equal(prestop.code, 0, prestop.output)
+    assert.equal(stats.failed, 0, stats.errors.slice(0, 5).join('\n'))
+    assert.ok(lines.some((l) => l.includes('"x-lameduck-state: draining"')), `answers while draining carry the mark: ${lines.join('\n')}`)
+    assert.equal(nacos.instances('orders').filter((i) => i.port === example.port).length, 0, 'the instance left Nacos')
+    assert.ok(example.output.includes('draining → offline (drained)'), example.output.join('\n'))
+  })
+
+  it('SIGTERM once offline: Nest closes and the process exits 0', async () => {
+    assert.equal(await stopExample(example), 0, example.output.join('\n'))
+    assert.ok(example.output.includes('nest: application shutdown'), `lameduck closed the app through app.close(): ${example.output.join('\n')}`)
+  })
+})

@@ -1,0 +1,78 @@
+// Load generators for the overhead bench: autocannon for HTTP/1.1, h2load
+// (Debian's nghttp2-client) for h2c when installed, else a node:http2 client
+// loop. Each warms up first, calls `measure` around the measured run, returns
+// its requests/s and how many succeeded, and throws on any failed request.
+import { spawn, spawnSync } from 'node:child_process'
+import { connect, type ClientHttp2Session } from 'node:http2'
+import autocannon from 'autocannon'
+
+export interface Load { rps: number, ok: number }
+export type Measure = <T>(run: () => Promise<T>) => Promise<T>
+
+export async function http1 (port: number, seconds: number, measure: Measure): Promise<Load> {
+  const url = `http://127.0.0.1:${port}/`
+  await autocannon({ url, connections: 50, duration: 1 }) // warm up the JIT
+  const result = await measure(() => autocannon({ url, connections: 50, pipelining: 1, duration: seconds }))
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`)
+  return { rps: result.requests.average, ok: result['2xx'] }
+}
+
+/** Whether `h2load` is on the PATH (apt-get install nghttp2-client). */
+export const hasH2load = spawnSync('h2load', ['--version']).status === 0
+
+/** 10 h2c sessions × 10 concurrent streams, the same shape for both generators. */
+const SESSIONS = 10
+const STREAMS = 10
+
+export async function h2 (port: number, seconds: number, measure: Measure, pin: string[]): Promise<Load> {
+  if (!hasH2load) return h2loop(port, seconds, measure)
+  await h2load(port, 1, pin) // warm up the JIT
+  return measure(() => h2load(port, seconds, pin))
+}
+
+async function h2load (port: number, seconds: number, pin: string[]): Promise<Load> {
+  const args = ['-c', String(SESSIONS), '-m', String(STREAMS), '-D', String(seconds), `http://127.0.0.1:${port}/`]
+  const [cmd, ...rest] = [...pin, 'h2load', ...args]
+  const run = await new Promise<{ status: number | null, stdout: string, stderr: string }>((resolve) => {
+    const child = spawn(cmd!, rest)
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d })
+    child.stderr.on('data', (d: Buffer) => { stderr += d })
+    child.on('close', (status) => resolve({ status, stdout, stderr }))
+  })
+  const out = `${run.stdout}${run.stderr}`
+  const rate = out.match(/finished in [\d.]+\w+, ([\d.]+) req\/s/)
+  const counts = out.match(/requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored/)
+  const codes = out.match(/status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/)
+  if (run.status !== 0 || !rate || !counts || !codes) throw new Error(`h2load failed (exit ${run.status}):\n${out}`)
+  if (Number(counts[2]) + Number(counts[3]) > 0 || Number(codes[4]) + Number(codes[3]) > 0) throw new Error(`h2load: failed requests:\n${out}`)
+  return { rps: Number(rate[1]), ok: Number(counts[1]) }
+}
+
+/** Fallback without h2load: node:http2 sessions, each keeping STREAMS requests in flight. */
+async function h2loop (port: number, seconds: number, measure: Measure): Promise<Load> {
+  const origin = `http://127.0.0.1:${port}`
+  const sessions: ClientHttp2Session[] = Array.from({ length: SESSIONS }, () => connect(origin))
+  const one = (s: ClientHttp2Session): Promise<void> => new Promise((resolve, reject) => {
+    const stream = s.request({ ':path': '/' })
+    stream.on('response', (h) => { if (h[':status'] !== 200) reject(new Error(`status ${h[':status']}`)) })
+    stream.on('error', reject)
+    stream.resume()
+    stream.on('end', resolve)
+  })
+  const run = async (ms: number): Promise<Load> => {
+    let done = 0
+    const until = Date.now() + ms
+    await Promise.all(sessions.flatMap((s) => Array.from({ length: STREAMS }, async () => {
+      while (Date.now() < until) { await one(s); done++ }
+    })))
+    return { rps: done / (ms / 1_000), ok: done }
+  }
+  try {
+    await run(1_000) // warm up the JIT
+    return await measure(() => run(seconds * 1_000))
+  } finally {
+    for (const s of sessions) s.close()
+  }
+}

@@ -1,0 +1,108 @@
+// Hello-world servers bare vs with attach() from @lameduck/node, in the same
+// run: Express 5 and plain node:http under autocannon (HTTP/1.1), node:http2 h2c
+// under h2load (or a node:http2 client loop without it). The server runs in a
+// child process pinned to its own core; rounds alternate which side goes first
+// so drift hits both alike. Two measures: requests/s, and the server's CPU time
+// per request, which holds steady when other processes share the machine.
+//   node --conditions=@lameduck/source packages/node/bench/overhead.ts [--rounds 5] [--seconds 3]
+import { fork, spawnSync } from 'node:child_process'
+import { cpus } from 'node:os'
+import { once } from 'node:events'
+import { parseArgs } from 'node:util'
+import { h2, hasH2load, http1, type Measure } from './load.ts'
+import { serve, SERVERS, type Mode, type ServerKind } from './servers.ts'
+
+// With taskset, the server and the load generator get a core each instead of
+// fighting over the same one (the rest of the noise is the machine's).
+const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0
+
+interface Round { rps: number, cpuPerRequest: number }
+
+async function round (kind: ServerKind, mode: Mode, seconds: number): Promise<Round> {
+  const child = fork(new URL(import.meta.url), ['--serve', `${kind}:${mode}`], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  try {
+    if (pinned) spawnSync('taskset', ['-pc', '1', String(child.pid)])
+    const [{ port }] = await once(child, 'message') as [{ port: number }]
+    const cpu = async (): Promise<number> => {
+      child.send('cpu')
+      const [{ cpuMicros }] = await once(child, 'message') as [{ cpuMicros: number }]
+      return cpuMicros
+    }
+    let used = 0
+    const measure: Measure = async (run) => {
+      const before = await cpu()
+      const result = await run()
+      used = await cpu() - before
+      return result
+    }
+    const load = kind === 'h2c' ? await h2(port, seconds, measure, pinned ? ['taskset', '-c', '0'] : []) : await http1(port, seconds, measure)
+    return { rps: load.rps, cpuPerRequest: used / load.ok }
+  } catch (err) {
+    throw new Error(`${kind} ${mode}: ${(err as Error).message}`)
+  } finally {
+    child.disconnect()
+    await once(child, 'exit')
+  }
+}
+
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
+
+const LABEL: Record<ServerKind, string> = { express: 'Express 5 (HTTP/1.1)', 'node-http': 'node:http (HTTP/1.1)', h2c: 'node:http2 h2c' }
+
+export interface EngineOverhead { ratios: Record<ServerKind, { cpu: number, rps: number }>, rounds: number, table: string, setup: string }
+
+async function rounds (kind: ServerKind, n: number, seconds: number): Promise<{ bare: Round[], attached: Round[] }> {
+  const bare: Round[] = []
+  const attached: Round[] = []
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      bare.push(await round(kind, 'bare', seconds)); attached.push(await round(kind, 'attach', seconds))
+    } else {
+      attached.push(await round(kind, 'attach', seconds)); bare.push(await round(kind, 'bare', seconds))
+    }
+  }
+  return { bare, attached }
+}
+
+export async function benchEngineOverhead (n = 5, seconds = 3): Promise<EngineOverhead> {
+  if (pinned) spawnSync('taskset', ['-pc', '0', String(process.pid)])
+  const rows: string[] = []
+  const ratios = {} as EngineOverhead['ratios']
+  try {
+    for (const kind of SERVERS) {
+      const { bare, attached } = await rounds(kind, n, seconds)
+      // A round's two runs are neighbours in time, so their ratio cancels the machine's drift; the median
+      // of those ratios is the result. CPU is bare ÷ attach() so that ≥ 0.98 reads like the req/s ratio.
+      const cpu = median(bare.map((b, i) => b.cpuPerRequest / attached[i]!.cpuPerRequest))
+      const rps = median(bare.map((b, i) => attached[i]!.rps / b.rps))
+      ratios[kind] = { cpu, rps }
+      const med = (xs: Round[], k: keyof Round): number => median(xs.map((x) => x[k]))
+      const list = (xs: Round[]): string => xs.map((x) => Math.round(x.rps)).join(', ')
+      rows.push(`| ${LABEL[kind]} | ${med(bare, 'cpuPerRequest').toFixed(1)} | ${med(attached, 'cpuPerRequest').toFixed(1)} | **${cpu.toFixed(3)}** | ` +
+        `${Math.round(med(bare, 'rps'))} | ${Math.round(med(attached, 'rps'))} | **${rps.toFixed(3)}** | ${list(bare)} | ${list(attached)} |`)
+    }
+  } finally {
+    if (pinned) spawnSync('taskset', ['-pc', `0-${cpus().length - 1}`, String(process.pid)])
+  }
+  const setup = [
+    pinned ? 'Server and load generator pinned to separate cores (taskset).' : 'Not pinned (no taskset): expect more noise.',
+    `HTTP/1.1: autocannon, 50 connections. h2c: ${hasH2load ? 'h2load (nghttp2-client)' : 'a node:http2 client loop (h2load not found: apt-get install nghttp2-client)'}, 10 sessions × 10 concurrent streams.`,
+    `${n} rounds of ${seconds} s (after 1 s of warm-up) per side, alternating which side goes first.`,
+    'Each ratio is the median of the per-round ratios (CPU: bare ÷ attach(); req/s: attach() ÷ bare); goal ≥ 0.98.'
+  ].join(' ')
+  const table = [
+    '| hello world | server CPU µs/request, bare | with attach() | **CPU ratio** | req/s, bare | with attach() | **req/s ratio** | bare req/s per round | attach() req/s per round |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---|',
+    ...rows
+  ].join('\n')
+  return { ratios, rounds: n, table, setup }
+}
+
+const { values } = parseArgs({ options: { serve: { type: 'string' }, rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '3' } } })
+if (values.serve !== undefined) {
+  const [kind, mode] = values.serve.split(':') as [ServerKind, Mode]
+  await serve(kind, mode)
+} else if (import.meta.main) {
+  const r = await benchEngineOverhead(Number(values.rounds), Number(values.seconds))
+  console.log(`${r.setup}\n\n${r.table}`)
+}

@@ -1,0 +1,46 @@
+// The hello-world servers the overhead bench measures, each bare and with
+// attach(): Express 5 on node:http, plain node:http, and node:http2 h2c. Run in
+// a child process (`overhead.ts --serve <server>:<mode>`), which reports its port.
+import { createServer, type RequestListener } from 'node:http'
+import { createServer as createH2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2'
+import type { Server } from 'node:net'
+import express from 'express'
+import { memoryRegistry, silentLogger } from '@lameduck/core'
+import { attach } from '@lameduck/node'
+
+export const SERVERS = ['express', 'node-http', 'h2c'] as const
+export type ServerKind = typeof SERVERS[number]
+export type Mode = 'bare' | 'attach'
+
+const BODY = JSON.stringify({ hello: 'world' })
+
+const hello = (_req: unknown, res: { setHeader(n: string, v: string): unknown, end(b: string): unknown }): void => {
+  res.setHeader('content-type', 'application/json')
+  res.end(BODY)
+}
+
+function build (kind: ServerKind): Server {
+  if (kind === 'express') {
+    const app = express()
+    app.get('/', (_req, res) => { res.json({ hello: 'world' }) })
+    return createServer(app as RequestListener)
+  }
+  if (kind === 'node-http') return createServer(hello)
+  return createH2Server((req: Http2ServerRequest, res: Http2ServerResponse) => { hello(req, res) })
+}
+
+export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
+  const server = build(kind)
+  if (mode === 'attach') {
+    await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger })
+  }
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  // The parent asks for the CPU time spent so far before and after a measured run.
+  process.on('message', (m) => { if (m === 'cpu') { const u = process.cpuUsage(); process.send!({ cpuMicros: u.user + u.system }) } })
+  process.send!({ port: (server.address() as { port: number }).port })
+  process.on('disconnect', () => {
+    server.close(() => process.exit(0))
+    ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+    setTimeout(() => process.exit(0), 1_000).unref()
+  })
+}
