@@ -75,7 +75,7 @@ export interface LameduckOptions {
 
 /** What attach() takes: the lifecycle options plus how to fit the engine into the app. */
 export interface AttachOptions extends LameduckOptions {
-  /** pino-compatible logger (a Fastify `app.log` fits). Default: warnings and errors as JSON lines on stderr. */
+  /** pino-compatible logger (a Fastify app.log fits). Default: JSON lines on stderr, info and up. */
   logger?: Logger
   /** Answer the probe routes at the raw request level. Default true; false when the framework serves them (see handle.probe()). */
   serveRoutes?: boolean
