@@ -2,10 +2,15 @@ import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
 import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type DrainStep, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
+import { lifecycleBackend } from './admin-actions.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
+import { workerResponder } from './cluster.ts'
 import { Connections } from './connections.ts'
-import { defaultHost } from './host.ts'
+import { NotListeningError } from './errors.ts'
+import { defaultHost, unreachableAdvertised } from './host.ts'
 import { stderrLogger } from './logger.ts'
+import { Metrics } from './metrics.ts'
+import { metricsRoute } from './metrics-route.ts'
 import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { requestHook, type RequestHook } from './requests.ts'
@@ -40,6 +45,10 @@ export interface LameduckHandle {
   status(): Record<string, unknown>
   /** A probe's answer, for a framework serving the routes itself. */
   probe(kind: ProbeKind): ProbeAnswer
+  /** The metrics path on the app listener (metrics.listener 'app'), or false. */
+  readonly metricsPath: string | false
+  /** The Prometheus text exposition, for a framework serving the metrics route itself. */
+  metrics(): string
   on<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
   off<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
   /** Detaches from the server: deregisters if registered, stops the admin listener and the signal handlers. */
@@ -69,6 +78,7 @@ export async function attach (server: AttachableServer, input: AttachOptions): P
   }
   const engine = new Engine(server, options)
   try {
+    if (options.metrics.registry !== undefined) await engine.metrics.register(options.metrics.registry)
     await engine.startAdmin()
   } catch (err) {
     await engine.close()
@@ -87,6 +97,7 @@ class Engine {
   readonly requests: RequestHook
   readonly events = new EventEmitter<{ goingAway: [GoingAway] }>()
   readonly handle: LameduckHandle
+  readonly metrics: Metrics
   admin: AdminServer | null = null
   broken: Error | null = null
   #undo: Array<() => void> = []
@@ -101,6 +112,8 @@ class Engine {
       ? undefined
       : new ConsumerTracker({ windowMs: options.window.totalMs, quietMs: options.earlyOffline.quietMs, inflight })
     this.lifecycle = this.#createLifecycle(inflight)
+    this.metrics = new Metrics({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), maxRequestMs: options.maxRequestMs })
+    this.#undo.push(() => this.metrics.detach())
     this.connections = new Connections(server, () => LEAVING_STATES.has(this.lifecycle.state))
     this.requests = requestHook({
       inflight,
@@ -115,6 +128,7 @@ class Engine {
     this.#interceptEmit()
     this.#installSignals()
     this.#startWhenListening()
+    this.#undo.push(workerResponder(lifecycleBackend({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), status: () => this.status(), metrics: () => this.metrics.render() })))
     this.handle = this.#createHandle()
   }
 
@@ -186,9 +200,11 @@ class Engine {
     const original = server.emit
     const { onRequest } = this.requests
     const connections = this.connections
+    const m = this.options.metrics
+    const scrape = m.listener === 'app' && this.options.serveRoutes ? metricsRoute(m.path, () => this.metrics.render()) : () => false
     function lameduckEmit (this: Server, event: string | symbol): boolean {
       if (event === 'request') {
-        if (onRequest(arguments[1], arguments[2])) return true
+        if (scrape(arguments[1], arguments[2]) || onRequest(arguments[1], arguments[2])) return true
       } else if (event === 'upgrade') {
         connections.upgrade(arguments[2] as Socket)
       }
@@ -220,6 +236,7 @@ class Engine {
     const start = (): void => {
       if (this.lifecycle.state !== 'starting') return
       const base = instanceBase(this.server, this.options)
+      this.#checkAdvertised(base.host)
       this.lifecycle.start(base).catch((err: Error) => {
         this.broken = err
         this.log.error({ err, lameduck: { state: this.lifecycle.state } }, `lameduck: startup failed, not registering (/health/live now 503): ${err.message}`)
@@ -231,6 +248,14 @@ class Engine {
     this.#undo.push(() => { this.server.off('listening', start); this.server.off('close', onClose) })
   }
 
+  /** Warns once when consumers could not reach the advertised host (e.g. listening on 127.0.0.1, advertising the pod IP). */
+  #checkAdvertised (advertised: string): void {
+    const address = this.server.address()
+    if (typeof address !== 'object' || address === null) return
+    const why = unreachableAdvertised(address.address, advertised)
+    if (why !== null) this.log.warn({ lameduck: { listen: address.address, advertised } }, `lameduck: advertising ${advertised} to the registry, but ${why}`)
+  }
+
   async startAdmin (): Promise<void> {
     if (this.options.admin === false) return
     this.admin = await startAdmin({
@@ -238,7 +263,8 @@ class Engine {
       lifecycle: this.lifecycle,
       logger: this.log,
       connections: () => this.connections.stats(),
-      status: () => this.status()
+      status: () => this.status(),
+      metrics: this.options.metrics.listener === false ? undefined : () => this.metrics.render()
     })
   }
 
@@ -291,11 +317,13 @@ class Engine {
       get adminUrl () { return engine.admin?.url ?? null },
       lifecycle,
       routes: this.options.routes,
-      offline: (opts) => lifecycle.offline(opts?.reason ?? 'api'),
-      online: () => lifecycle.online('api'),
+      offline: async (opts) => { if (lifecycle.state === 'starting') throw new NotListeningError(); return await lifecycle.offline(opts?.reason ?? 'api') },
+      online: async () => { if (lifecycle.state === 'starting') throw new NotListeningError(); await lifecycle.online('api') },
       shutdown: async (reason = 'shutdown()') => { await lifecycle.shutdown(reason); await engine.closeAfterDrain() },
       status: () => engine.status(),
       probe: (kind) => engine.probe(kind),
+      metricsPath: this.options.metrics.listener === 'app' ? this.options.metrics.path : false,
+      metrics: () => engine.metrics.render(),
       on (event, listener) {
         if (event === 'goingAway') events.on('goingAway', listener as (e: GoingAway) => void)
         else lifecycle.on(event, listener as never)

@@ -24,10 +24,30 @@ export interface SignalContext {
 export function exitProcess (logger: Logger): (code: 0 | 1) => void {
   return (code) => {
     if (code === 1) process.exit(1)
+    const closedAt = Date.now()
+    // Said when it happens: the process ends when the event loop is empty, not when the app closed.
+    process.once('exit', (exitCode) => {
+      logger.info({ lameduck: { exitCode, afterCloseMs: Date.now() - closedAt } }, `lameduck: process exiting with code ${exitCode}, ${Date.now() - closedAt} ms after the app closed`)
+    })
     setTimeout(() => {
-      logger.warn({}, 'lameduck: the event loop is still busy 1 s after close; exiting anyway')
+      logger.warn({ lameduck: { afterCloseMs: Date.now() - closedAt } }, 'lameduck: the event loop is still busy 1 s after close (a timer, a DB pool, an open handle); exiting anyway')
       process.exit()
     }, 1_000).unref()
+  }
+}
+
+/** What the first signal does, said for the state it finds. */
+function plan (state: string, signal: string, bound: number): string {
+  switch (state) {
+    case 'registering':
+    case 'serving':
+      return `${signal} received while ${state}: running the offline sequence (deregister, window, in-flight wait), then closing the app (bound ${bound} ms)`
+    case 'draining':
+      return `${signal} received while draining: letting the running offline sequence finish, then closing the app (bound ${bound} ms)`
+    case 'offline':
+      return `${signal} received while already offline: nothing to drain, closing the app (bound ${bound} ms)`
+    default:
+      return `${signal} received while ${state}: not registered, nothing to drain; closing the app (bound ${bound} ms)`
   }
 }
 
@@ -77,11 +97,15 @@ export function installSignals (ctx: SignalContext): () => void {
     }
     received = signal
     const started = Date.now()
-    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: running the offline sequence, then closing (bound ${ctx.shutdownTimeoutMs} ms)`)
+    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${plan(lifecycle.state, signal, ctx.shutdownTimeoutMs)}`)
     const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
     let code: 0 | 1 = 0
     try {
+      const wasLeaving = lifecycle.state
       await lifecycle.shutdown(signal)
+      if (wasLeaving !== 'offline' && lifecycle.lastReport !== null) {
+        log.info({ lameduck: { signal, ms: Date.now() - started } }, `lameduck: offline sequence done ${Date.now() - started} ms after ${signal}; closing the app (open connections get up to 1.5 s to go by themselves)`)
+      }
       await ctx.close()
     } catch (err) {
       log.error({ err }, 'lameduck: error while shutting down')
@@ -90,7 +114,7 @@ export function installSignals (ctx: SignalContext): () => void {
       clearTimeout(bound)
     }
     if (ended) return
-    log.info({ lameduck: { signal, ms: Date.now() - started } }, `lameduck: stopped ${Date.now() - started} ms after ${signal}`)
+    log.info({ lameduck: { signal, ms: Date.now() - started, code } }, `lameduck: app closed ${Date.now() - started} ms after ${signal}; the process exits once its event loop is empty (at most 1 s later)`)
     end(code)
   }
 

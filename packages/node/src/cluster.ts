@@ -1,0 +1,118 @@
+import cluster, { type Worker } from 'node:cluster'
+import { InvalidOptionError, type Logger } from '@lameduck/core'
+import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
+import { serveAdmin, type AdminServer } from './admin.ts'
+import { isLoopback } from './host.ts'
+import { stderrLogger } from './logger.ts'
+
+type Action = 'offline' | 'online' | 'status' | 'metrics'
+interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
+interface Reply { lameduck: 'admin-reply', id: number, answer: AdminAnswer | { text: string } }
+
+const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && (m as Ask).lameduck === 'admin' && typeof (m as Ask).id === 'number'
+const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null && (m as Reply).lameduck === 'admin-reply'
+
+/**
+ * In a cluster worker, answers the primary's clusterAdmin() over the IPC
+ * channel with this worker's own admin actions. A no-op elsewhere. Returns the uninstaller.
+ */
+export function workerResponder (backend: AdminBackend): () => void {
+  if (!cluster.isWorker || typeof process.send !== 'function') return () => {}
+  const onMessage = (msg: unknown): void => {
+    if (!isAsk(msg)) return
+    const answer = async (): Promise<Reply['answer']> => {
+      if (msg.action === 'status') return { statusCode: 200, body: await backend.status() }
+      if (msg.action === 'metrics') return { text: backend.metrics === undefined ? '' : await backend.metrics() }
+      return await backend[msg.action](msg.wait)
+    }
+    answer()
+      .catch((err: Error) => ({ statusCode: 500, body: { error: 'worker error', message: err.message } }))
+      .then((a) => { if (process.connected) process.send!({ lameduck: 'admin-reply', id: msg.id, answer: a } satisfies Reply) })
+      .catch(() => {})
+  }
+  process.on('message', onMessage)
+  return () => { process.off('message', onMessage) }
+}
+
+export interface ClusterAdminOptions {
+  /** Default '127.0.0.1'. A non-loopback host requires `token`. */
+  host?: string
+  /** Default 54199: the one admin port of the pod, held by the primary. */
+  port?: number
+  token?: string
+  logger?: Logger
+}
+
+/**
+ * One admin API for a `node:cluster` pod, served by the primary: /offline,
+ * /online, /status and /metrics fan out to every worker over the cluster IPC
+ * channel (each worker runs attach() with `admin: false` or `port: 'auto'`),
+ * so a preStop hook drains all of them at once. Answers with each worker's
+ * own answer; the status code is the worst of them.
+ */
+export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<AdminServer> {
+  if (!cluster.isPrimary) throw new InvalidOptionError('clusterAdmin', 'runs in the cluster primary; in the workers, attach() with admin: false answers it over IPC')
+  const host = options.host ?? '127.0.0.1'
+  const port = options.port ?? 54199
+  if (!isLoopback(host) && options.token === undefined) throw new InvalidOptionError('token', `required when host is not loopback ('${host}')`)
+  const logger = options.logger ?? stderrLogger()
+  let next = 0
+
+  function ask (worker: Worker, action: Action, wait: boolean): Promise<Reply['answer']> {
+    const id = ++next
+    return new Promise((resolve) => {
+      const done = (answer: Reply['answer']): void => { worker.off('message', onMessage); worker.off('exit', onExit); resolve(answer) }
+      const onMessage = (msg: unknown): void => { if (isReply(msg) && msg.id === id) done(msg.answer) }
+      const onExit = (): void => { done({ statusCode: 503, body: { error: 'worker exited', state: 'stopped' } }) }
+      worker.on('message', onMessage)
+      worker.on('exit', onExit)
+      worker.send({ lameduck: 'admin', id, action, wait } satisfies Ask)
+    })
+  }
+
+  const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
+
+  async function fanOut (action: 'offline' | 'online' | 'status', wait = false): Promise<AdminAnswer> {
+    const list = workers()
+    if (list.length === 0) return { statusCode: 503, body: { error: 'no workers', state: 'unknown' } }
+    const answers = await Promise.all(list.map(async (w) => ({ worker: w.id, pid: w.process.pid, ...(await ask(w, action, wait)) as AdminAnswer })))
+    const states = new Set(answers.map((a) => a.body.state))
+    return {
+      statusCode: Math.max(...answers.map((a) => a.statusCode)),
+      body: { state: states.size === 1 ? [...states][0] : 'mixed', workers: answers.map((a) => ({ worker: a.worker, pid: a.pid, statusCode: a.statusCode, ...a.body })) }
+    }
+  }
+
+  const backend: AdminBackend = {
+    state: () => 'cluster',
+    offline: (wait) => fanOut('offline', wait),
+    online: (wait) => fanOut('online', wait),
+    status: async () => (await fanOut('status')).body,
+    metrics: async () => mergeExpositions(await Promise.all(workers().map(async (w) => [String(w.id), ((await ask(w, 'metrics', false)) as { text?: string }).text ?? ''] as const)))
+  }
+  return await serveAdmin({ host, port, token: options.token, logger }, backend)
+}
+
+/** Merges the workers' expositions into one: each family once, every sample labelled with its worker. */
+export function mergeExpositions (texts: ReadonlyArray<readonly [string, string]>): string {
+  const families = new Map<string, { meta: string[], samples: string[] }>()
+  for (const [worker, text] of texts) {
+    let current: { meta: string[], samples: string[] } | undefined
+    for (const line of text.split('\n')) {
+      const meta = /^# (HELP|TYPE) (\S+)/.exec(line)
+      if (meta !== null) {
+        const name = meta[2]!
+        if (!families.has(name)) families.set(name, { meta: [], samples: [] })
+        current = families.get(name)!
+        if (!current.meta.some((m) => m.startsWith(`# ${meta[1]!} `))) current.meta.push(line)
+        continue
+      }
+      if (line === '' || line.startsWith('#') || current === undefined) continue
+      const brace = line.indexOf('{')
+      const space = line.indexOf(' ')
+      const label = `worker="${worker}"`
+      current.samples.push(brace !== -1 && brace < space ? `${line.slice(0, brace + 1)}${label},${line.slice(brace + 1)}` : `${line.slice(0, space)}{${label}}${line.slice(space)}`)
+    }
+  }
+  return [...families.values()].flatMap((f) => [...f.meta, ...f.samples]).join('\n') + '\n'
+}
