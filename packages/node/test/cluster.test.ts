@@ -21,9 +21,9 @@ function spawnPod (args: string[]) {
 function load (url: string, concurrency: number) {
   const pool = new Pool(url, { connections: concurrency, keepAliveTimeout: 60_000 })
   const stats = { ok: 0, failed: 0, errors: [] as string[], byWorker: new Map<string, number>() }
-  let running = true
+  const running = { on: true }
   const loops = Array.from({ length: concurrency }, async () => {
-    while (running) {
+    while (running.on) {
       try {
         const res = await pool.request({ path: '/', method: 'GET' })
         await res.body.dump()
@@ -35,7 +35,7 @@ function load (url: string, concurrency: number) {
       } catch (err) { stats.failed++; stats.errors.push((err as { code?: string }).code ?? (err as Error).message) }
     }
   })
-  return { stats, stop: async () => { running = false; await Promise.all(loops); await pool.close() } }
+  return { stats, stop: async () => { running.on = false; await Promise.all(loops); await pool.close() } }
 }
 
 test('node:cluster: clusterAdmin() in the primary drains both workers with one /offline?wait=true, 0 requests lost under load', async (t) => {
