@@ -26,7 +26,9 @@ export function exitProcess (logger: Logger): (code: 0 | 1) => void {
     if (code === 1) process.exit(1)
     const closedAt = Date.now()
     // Said when it happens: the process ends when the event loop is empty, not when the app closed.
-    process.once('exit', (exitCode) => {
+    // 'beforeExit' (not 'exit'): an asynchronous logger still gets its line out.
+    process.once('beforeExit', () => {
+      const exitCode = process.exitCode ?? 0
       logger.info({ lameduck: { exitCode, afterCloseMs: Date.now() - closedAt } }, `lameduck: process exiting with code ${exitCode}, ${Date.now() - closedAt} ms after the app closed`)
     })
     setTimeout(() => {
