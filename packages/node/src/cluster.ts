@@ -77,9 +77,14 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
     if (list.length === 0) return { statusCode: 503, body: { error: 'no workers', state: 'unknown' } }
     const answers = await Promise.all(list.map(async (w) => ({ worker: w.id, pid: w.process.pid, ...(await ask(w, action, wait)) as AdminAnswer })))
     const states = new Set(answers.map((a) => a.body.state))
+    const report = worstReport(answers.map((a) => a.body.report))
     return {
       statusCode: Math.max(...answers.map((a) => a.statusCode)),
-      body: { state: states.size === 1 ? [...states][0] : 'mixed', workers: answers.map((a) => ({ worker: a.worker, pid: a.pid, statusCode: a.statusCode, ...a.body })) }
+      body: {
+        state: states.size === 1 ? [...states][0] : 'mixed',
+        ...(report === undefined ? {} : { report }),
+        workers: answers.map((a) => ({ worker: a.worker, pid: a.pid, statusCode: a.statusCode, ...a.body }))
+      }
     }
   }
 
@@ -91,6 +96,20 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
     metrics: async () => mergeExpositions(await Promise.all(workers().map(async (w) => [String(w.id), ((await ask(w, 'metrics', false)) as { text?: string }).text ?? ''] as const)))
   }
   return await serveAdmin({ host, port, token: options.token, logger }, backend)
+}
+
+type ReportView = { outcome?: string, deregistration?: string, deregisteredAt?: number | null, totalMs?: number } & Record<string, unknown>
+
+/**
+ * The report a single-process client (`lameduck prestop`) reads: the one that
+ * matters most, a cancelled drain, then an unconfirmed deregistration, else the longest drain.
+ */
+function worstReport (reports: unknown[]): ReportView | undefined {
+  const list = reports.filter((r): r is ReportView => typeof r === 'object' && r !== null)
+  if (list.length === 0) return undefined
+  return list.find((r) => r.outcome === 'cancelled') ??
+    list.find((r) => r.deregistration === 'unconfirmed') ??
+    list.reduce((a, b) => ((b.totalMs ?? 0) > (a.totalMs ?? 0) ? b : a))
 }
 
 /** Merges the workers' expositions into one: each family once, every sample labelled with its worker. */

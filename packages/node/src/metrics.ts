@@ -105,6 +105,10 @@ function definitions (ctx: MetricsContext, counts: () => { offline: Map<string, 
     gauge('lameduck_upgraded_connections', 'Upgraded connections (WebSocket) open on the application listener.', () => ctx.connections().upgraded),
     gauge('lameduck_window_seconds', 'The computed propagation window.', () => lifecycle.window.totalMs / 1000),
     gauge('lameduck_max_request_seconds', 'The bound on the in-flight wait after the window (maxRequestMs).', () => ctx.maxRequestMs / 1000),
+    gauge('lameduck_draining_seconds', 'Time since the running drain started; 0 when not draining.', () => {
+      const drain = lifecycle.state === 'draining' ? lifecycle.drain : null
+      return drain === null ? 0 : Math.max(0, lifecycle.clock.now() - drain.startedAt) / 1000
+    }),
     gauge('lameduck_requests_while_draining', 'Requests served during the current or last drain.', () => lifecycle.drain?.requestsWhileDraining ?? lifecycle.lastReport?.requestsWhileDraining ?? 0),
     gauge('lameduck_drain_duration_seconds', 'Duration of the last completed offline sequence (deregistration, window, sidecar, in-flight wait).', () => (lifecycle.lastReport?.totalMs ?? 0) / 1000),
     counter('lameduck_connections_closed_while_draining_total', 'Connections closed during drains.', () => ctx.connections().closedWhileDraining),

@@ -47,10 +47,11 @@ test('node:cluster: clusterAdmin() in the primary drains both workers with one /
   await until(() => traffic.stats.byWorker.size === 2, 'both workers answering')
   const started = Date.now()
   const res = await request(`${admin!}/offline?wait=true`, { method: 'POST' })
-  const body = await res.body.json() as { state: string, workers: Array<{ worker: number, state: string, report: { outcome: string, windowMs: number } }> }
+  const body = await res.body.json() as { state: string, report: { outcome: string }, workers: Array<{ worker: number, state: string, report: { outcome: string, windowMs: number } }> }
   assert.equal(res.statusCode, 200)
   assert.ok(Date.now() - started >= 800, 'answered after the window')
   assert.equal(body.state, 'offline')
+  assert.equal(body.report.outcome, 'offline', 'one report for single-process clients (lameduck prestop)')
   assert.equal(body.workers.length, 2)
   assert.deepEqual(body.workers.map((w) => [w.state, w.report.outcome, w.report.windowMs]), [['offline', 'offline', 800], ['offline', 'offline', 800]])
   const during = { ...traffic.stats }
