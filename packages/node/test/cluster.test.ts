@@ -1,6 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { fork } from 'node:child_process'
+import { fork, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
 import { Pool, request } from 'undici'
@@ -91,4 +93,24 @@ test('admin.port \'auto\' in each worker: a port of its own, so /offline reaches
   }
   await until(() => pod.lines.some((l) => l.event === 'state' && l.worker === 1 && l.to === 'offline'), 'worker 1 offline')
   assert.equal((await (await request(`${urls[1]!}/status`)).body.json() as { state: string }).state, 'serving', 'worker 2 untouched')
+})
+
+test('node:cluster: `lameduck prestop` against clusterAdmin() drains every worker and exits 0, 0 requests lost', async (t) => {
+  const pod = spawnPod(['ipc'])
+  t.after(() => pod.stop())
+  await until(() => pod.lines.some((l) => l.event === 'ready'), 'both workers serving', 20_000)
+  const { admin, url } = pod.lines.find((l) => l.event === 'ready')!
+  const traffic = load(url!, 4)
+  await until(() => traffic.stats.byWorker.size === 2, 'both workers answering')
+  const bin = fileURLToPath(new URL('../../cli/src/bin.ts', import.meta.url))
+  const cli = spawn(process.execPath, ['--conditions=@lameduck/source', bin, 'prestop', '--admin', admin!], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  cli.stdout.on('data', (d: Buffer) => { out += String(d) })
+  cli.stderr.on('data', (d: Buffer) => { out += String(d) })
+  const [code] = await once(cli, 'exit') as [number]
+  await traffic.stop()
+  assert.equal(code, 0, out)
+  assert.match(out, /offline after/)
+  for (const w of [1, 2]) assert.ok(pod.lines.some((l) => l.event === 'state' && l.worker === w && l.to === 'offline'), `worker ${w} offline`)
+  assert.equal(traffic.stats.failed, 0, `lost: ${traffic.stats.errors.join(', ')}`)
 })
