@@ -128,7 +128,7 @@ class Engine {
     this.#interceptEmit()
     this.#installSignals()
     this.#startWhenListening()
-    this.#undo.push(workerResponder(lifecycleBackend({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), status: () => this.status(), metrics: () => this.metrics.render() })))
+    this.#undo.push(workerResponder(lifecycleBackend({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), status: () => this.status(), metrics: () => this.metrics.render() }), () => this.handle.shutdown('cluster primary')))
     this.handle = this.#createHandle()
   }
 

@@ -5,7 +5,7 @@ import { serveAdmin, type AdminServer } from './admin.ts'
 import { isLoopback } from './host.ts'
 import { stderrLogger } from './logger.ts'
 
-type Action = 'offline' | 'online' | 'status' | 'metrics'
+type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
 interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
 interface Reply { lameduck: 'admin-reply', id: number, answer: AdminAnswer | { text: string } }
 
@@ -16,13 +16,14 @@ const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null 
  * In a cluster worker, answers the primary's clusterAdmin() over the IPC
  * channel with this worker's own admin actions. A no-op elsewhere. Returns the uninstaller.
  */
-export function workerResponder (backend: AdminBackend): () => void {
+export function workerResponder (backend: AdminBackend, shutdown: () => Promise<void>): () => void {
   if (!cluster.isWorker || typeof process.send !== 'function') return () => {}
   const onMessage = (msg: unknown): void => {
     if (!isAsk(msg)) return
     const answer = async (): Promise<Reply['answer']> => {
       if (msg.action === 'status') return { statusCode: 200, body: await backend.status() }
       if (msg.action === 'metrics') return { text: backend.metrics === undefined ? '' : await backend.metrics() }
+      if (msg.action === 'shutdown') { await shutdown(); return { statusCode: 200, body: { state: backend.state() } } }
       return await backend[msg.action](msg.wait)
     }
     answer()
@@ -41,6 +42,13 @@ export interface ClusterAdminOptions {
   port?: number
   token?: string
   logger?: Logger
+  /**
+   * Signals on which the primary runs every worker's graceful shutdown (offline
+   * sequence, then close) and exits once they are done: kubelet signals only
+   * PID 1, and a worker cut off from its primary exits at once. Default
+   * ['SIGTERM', 'SIGINT']; false to handle them yourself.
+   */
+  signals?: NodeJS.Signals[] | false
 }
 
 /**
@@ -95,7 +103,36 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
     status: async () => (await fanOut('status')).body,
     metrics: async () => mergeExpositions(await Promise.all(workers().map(async (w) => [String(w.id), ((await ask(w, 'metrics', false)) as { text?: string }).text ?? ''] as const)))
   }
-  return await serveAdmin({ host, port, token: options.token, logger }, backend)
+  const server = await serveAdmin({ host, port, token: options.token, logger }, backend)
+  const uninstall = installPrimarySignals(options.signals ?? ['SIGTERM', 'SIGINT'], logger, async () => {
+    const answers = await Promise.all(workers().map((w) => ask(w, 'shutdown', true)))
+    for (const w of workers()) w.disconnect()
+    await server.close()
+    return answers.length
+  })
+  return { ...server, close: async () => { uninstall(); await server.close() } }
+}
+
+function installPrimarySignals (signals: NodeJS.Signals[] | false, log: Logger, shutdown: () => Promise<number>): () => void {
+  if (signals === false) return () => {}
+  let received: NodeJS.Signals | null = null
+  const handler = (signal: NodeJS.Signals): void => {
+    if (received !== null) {
+      log.error({ lameduck: { signal, first: received } }, `lameduck cluster: second signal ${signal} after ${received}; exiting now`)
+      process.exit(1)
+    }
+    received = signal
+    const started = Date.now()
+    log.info({ lameduck: { signal } }, `lameduck cluster: ${signal} received: running every worker's offline sequence, then closing them`)
+    shutdown().then((n) => {
+      log.info({ lameduck: { signal, workers: n, ms: Date.now() - started } }, `lameduck cluster: ${n} worker(s) drained and closed ${Date.now() - started} ms after ${signal}; the primary exits once its event loop is empty`)
+    }, (err: Error) => {
+      log.error({ err }, 'lameduck cluster: error while shutting the workers down')
+      process.exit(1)
+    })
+  }
+  for (const s of signals) process.on(s, handler)
+  return () => { for (const s of signals) process.off(s, handler) }
 }
 
 type ReportView = { outcome?: string, deregistration?: string, deregisteredAt?: number | null, totalMs?: number } & Record<string, unknown>

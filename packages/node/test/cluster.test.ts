@@ -15,8 +15,8 @@ function spawnPod (args: string[]) {
   const child = fork(new URL('./fixtures/cluster-app.ts', import.meta.url), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
   const lines: Line[] = []
   createInterface({ input: child.stdout! }).on('line', (l) => { try { lines.push(JSON.parse(l) as Line) } catch {} })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  return { child, lines, stop: async () => { child.kill('SIGTERM'); await exited } }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return { child, lines, exited, stop: async () => { child.kill('SIGTERM'); await exited } }
 }
 
 /** Steady keep-alive load: `concurrency` loops of GET / until stopped; counts answers per worker and failures. */
@@ -113,4 +113,24 @@ test('node:cluster: `lameduck prestop` against clusterAdmin() drains every worke
   assert.match(out, /offline after/)
   for (const w of [1, 2]) assert.ok(pod.lines.some((l) => l.event === 'state' && l.worker === w && l.to === 'offline'), `worker ${w} offline`)
   assert.equal(traffic.stats.failed, 0, `lost: ${traffic.stats.errors.join(', ')}`)
+})
+
+test('node:cluster: SIGTERM to the primary (all kubelet sends) runs every worker\'s offline sequence, then the pod exits 0', async (t) => {
+  const pod = spawnPod(['signals'])
+  t.after(() => pod.stop())
+  await until(() => pod.lines.some((l) => l.event === 'ready'), 'both workers serving', 20_000)
+  const { url } = pod.lines.find((l) => l.event === 'ready')!
+  const traffic = load(url!, 4)
+  await until(() => traffic.stats.byWorker.size === 2, 'both workers answering')
+  pod.child.kill('SIGTERM')
+  await until(() => [1, 2].every((w) => pod.lines.some((l) => l.event === 'state' && l.worker === w && l.to === 'draining')), 'both workers draining')
+  const served = traffic.stats.ok
+  await new Promise((resolve) => setTimeout(resolve, 300)) // inside the 800 ms window: consumers may still route here
+  await traffic.stop()
+  assert.ok(traffic.stats.ok > served, 'served while draining')
+  assert.equal(traffic.stats.failed, 0, `lost: ${traffic.stats.errors.join(', ')}`)
+  assert.equal(await pod.exited, 0)
+  for (const w of [1, 2]) {
+    assert.deepEqual(pod.lines.filter((l) => l.event === 'state' && l.worker === w).map((l) => l.to).slice(-4), ['draining', 'offline', 'closing', 'stopped'], `worker ${w}`)
+  }
 })
