@@ -94,7 +94,7 @@ test('the signal path says what it does when it does it: the plan for the state 
   kill(serving.child, 'SIGTERM')
   assert.equal((await serving.exited).code, 0)
   const said = messages(serving.lines)
-  const order = [/^lameduck: SIGTERM received while serving: running the offline sequence/, /^lameduck: offline sequence done \d+ ms after SIGTERM; closing the app/, /^lameduck: app closed \d+ ms after SIGTERM; the process exits once its event loop is empty/, /^lameduck: process exiting with code 0, \d+ ms after the app closed/]
+  const order = [/^lameduck: SIGTERM received in state serving: running the offline sequence/, /^lameduck: offline sequence done \d+ ms after SIGTERM; closing the app/, /^lameduck: closed \d+ ms after SIGTERM; ending the process with exit code 0 once its event loop is empty/, /^lameduck: process exiting with code 0, \d+ ms after the app closed/]
   const at = order.map((re) => said.findIndex((m) => re.test(m)))
   assert.ok(at.every((i, k) => i >= 0 && (k === 0 || i > at[k - 1]!)), `in this order ${at.join(', ')}:\n${said.join('\n')}`)
 
@@ -104,9 +104,9 @@ test('the signal path says what it does when it does it: the plan for the state 
   kill(offline.child, 'SIGTERM')
   assert.equal((await offline.exited).code, 0)
   const later = messages(offline.lines)
-  assert.ok(later.some((m) => /^lameduck: SIGTERM received while already offline: nothing to drain, closing the app/.test(m)), later.join('\n'))
+  assert.ok(later.some((m) => /^lameduck: SIGTERM received in state offline: already offline since \d{4}-\d\d-\d\dT[\d:.]+Z; closing \(nothing to drain\)/.test(m)), later.join('\n'))
   assert.ok(!later.some((m) => /running the offline sequence|offline sequence done/.test(m)), 'no drain claimed when there was none')
-  const closed = offline.lines.find((l) => /^lameduck: app closed/.test(l.msg ?? ''))!
+  const closed = offline.lines.find((l) => /^lameduck: closed \d+ ms after SIGTERM/.test(l.msg ?? ''))!
   const exiting = offline.lines.find((l) => /^lameduck: process exiting/.test(l.msg ?? ''))!
   assert.ok(offline.lines.indexOf(exiting) > offline.lines.indexOf(closed), 'the exit is said after the close, when it happens')
 })

@@ -33,7 +33,7 @@ const conflict = (err: unknown, state: string): AdminAnswer => ({ statusCode: 40
 export function lifecycleBackend (ctx: LifecycleBackendContext): AdminBackend {
   const { lifecycle } = ctx
   const notListening = (): AdminAnswer | null => lifecycle.state === 'starting'
-    ? { statusCode: 409, body: { error: 'not listening yet', message: new NotListeningError().message, state: lifecycle.state } }
+    ? { statusCode: 409, body: { error: 'not listening yet', message: new NotListeningError('draining').message, state: lifecycle.state } }
     : null
   const windowInfo = () => ({ windowMs: lifecycle.window.totalMs, breakdown: lifecycle.window.breakdown })
 

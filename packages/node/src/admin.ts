@@ -55,7 +55,7 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
     try {
       wait = booleanParam(req.url, 'wait', false)
     } catch (err) {
-      return reply.code(400).send({ error: 'bad request', parameter: 'wait', message: (err as Error).message, state: backend.state() })
+      return reply.code(400).send({ error: 'bad request', parameter: 'wait', message: (err as Error).message.replace(/^wait: /, ''), state: backend.state() })
     }
     log.info({ caller: req.ip, action: name, wait, state: backend.state() }, `lameduck admin: ${name} requested`)
     const { statusCode, body } = await backend[name](wait)

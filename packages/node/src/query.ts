@@ -19,14 +19,14 @@ export function booleanParam (rawUrl: string, name: string, fallback: boolean): 
     if (key === name) values.push(eq === -1 ? null : decode(part.slice(eq + 1)))
   }
   if (values.length === 0) return fallback
-  const hint = `use ${name}=true or ${name}=false (also 1/0, yes/no, on/off, or a bare ?${name})`
-  if (values.length > 1) throw new InvalidOptionError(name, `given ${values.length} times; ${hint}`)
+  const hint = `?${name}= must be true or false (also 1/0, yes/no, on/off, any case, or a bare ?${name})`
+  if (values.length > 1) throw new InvalidOptionError(name, `${hint}, got it ${values.length} times`)
   const value = values[0]!
   if (value === null) return true
   const v = value.toLowerCase()
   if (TRUE.has(v)) return true
   if (FALSE.has(v)) return false
-  throw new InvalidOptionError(name, `${JSON.stringify(value.slice(0, 40))} is not a boolean; ${hint}`)
+  throw new InvalidOptionError(name, `${hint}, got ${JSON.stringify(value.slice(0, 40))}`)
 }
 
 function decode (s: string): string {

@@ -39,17 +39,15 @@ export function exitProcess (logger: Logger): (code: 0 | 1) => void {
 }
 
 /** What the first signal does, said for the state it finds. */
-function plan (state: string, signal: string, bound: number): string {
-  switch (state) {
+function intent (lifecycle: Lifecycle): string {
+  switch (lifecycle.state) {
     case 'registering':
-    case 'serving':
-      return `${signal} received while ${state}: running the offline sequence (deregister, window, in-flight wait), then closing the app (bound ${bound} ms)`
-    case 'draining':
-      return `${signal} received while draining: letting the running offline sequence finish, then closing the app (bound ${bound} ms)`
-    case 'offline':
-      return `${signal} received while already offline: nothing to drain, closing the app (bound ${bound} ms)`
-    default:
-      return `${signal} received while ${state}: not registered, nothing to drain; closing the app (bound ${bound} ms)`
+    case 'serving': return 'running the offline sequence (deregister, window, in-flight wait), then closing'
+    case 'draining': return 'letting the running offline sequence finish, then closing'
+    case 'offline': return `already offline since ${new Date(lifecycle.status().since as number).toISOString()}; closing (nothing to drain)`
+    case 'starting':
+    case 'waiting': return 'not registered, nothing to drain; closing'
+    default: return 'already closing'
   }
 }
 
@@ -99,7 +97,7 @@ export function installSignals (ctx: SignalContext): () => void {
     }
     received = signal
     const started = Date.now()
-    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${plan(lifecycle.state, signal, ctx.shutdownTimeoutMs)}`)
+    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: ${intent(lifecycle)} (bound ${ctx.shutdownTimeoutMs} ms)`)
     const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
     let code: 0 | 1 = 0
     try {
@@ -116,7 +114,8 @@ export function installSignals (ctx: SignalContext): () => void {
       clearTimeout(bound)
     }
     if (ended) return
-    log.info({ lameduck: { signal, ms: Date.now() - started, code } }, `lameduck: app closed ${Date.now() - started} ms after ${signal}; the process exits once its event loop is empty (at most 1 s later)`)
+    const ms = Date.now() - started
+    log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal}; ending the process with exit code ${code} once its event loop is empty (at most 1 s later)`)
     end(code)
   }
 
