@@ -4,6 +4,7 @@ import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
 import { serveAdmin, type AdminServer } from './admin.ts'
 import { isLoopback } from './host.ts'
 import { stderrLogger } from './logger.ts'
+import { deregistrationState } from './metrics.ts'
 
 type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
 interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
@@ -135,7 +136,7 @@ function installPrimarySignals (signals: NodeJS.Signals[] | false, log: Logger, 
   return () => { for (const s of signals) process.off(s, handler) }
 }
 
-type ReportView = { outcome?: string, deregistration?: string, deregisteredAt?: number | null, totalMs?: number } & Record<string, unknown>
+type ReportView = { outcome?: string, totalMs?: number } & Record<string, unknown>
 
 /**
  * The report a single-process client (`lameduck prestop`) reads: the one that
@@ -145,7 +146,7 @@ function worstReport (reports: unknown[]): ReportView | undefined {
   const list = reports.filter((r): r is ReportView => typeof r === 'object' && r !== null)
   if (list.length === 0) return undefined
   return list.find((r) => r.outcome === 'cancelled') ??
-    list.find((r) => r.deregistration === 'unconfirmed') ??
+    list.find((r) => deregistrationState(r) === 'unconfirmed') ??
     list.reduce((a, b) => ((b.totalMs ?? 0) > (a.totalMs ?? 0) ? b : a))
 }
 

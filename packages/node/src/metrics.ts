@@ -45,8 +45,8 @@ export class Metrics {
     if (report.outcome !== 'offline') return
     if (report.inflightAtEnd > 0) this.#cut++
     // The core's explicit field when it has one; else a drain that never saw its deregistration confirmed.
-    const confirmed = (report as { deregistration?: string }).deregistration
-    if (confirmed === 'unconfirmed' || (confirmed === undefined && report.deregisteredAt === null && report.windowMs > 0)) this.#unconfirmed++
+    const state = deregistrationState(report)
+    if (state === 'unconfirmed' || (state === undefined && report.deregisteredAt === null && report.windowMs > 0)) this.#unconfirmed++
   }
 
   /** The Prometheus text exposition format (version 0.0.4). */
@@ -116,6 +116,12 @@ function definitions (ctx: MetricsContext, counts: () => { offline: Map<string, 
     counter('lameduck_drains_cut_total', 'Drains that reached maxRequestMs with requests still in flight.', () => counts().cut),
     counter('lameduck_deregistrations_unconfirmed_total', 'Drains that ended without a confirmed deregistration (the registry may still list this instance).', () => counts().unconfirmed)
   ]
+}
+
+/** `report.deregistration`'s state, whether a string or `{ state }` (undefined on cores without it). */
+export function deregistrationState (report: unknown): string | undefined {
+  const d = (report as { deregistration?: string | { state?: string } } | null)?.deregistration
+  return typeof d === 'string' ? d : d?.state
 }
 
 function labelText (labels: Labels): string {
