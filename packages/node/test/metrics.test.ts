@@ -100,3 +100,18 @@ test('invalid metrics options name the option', async () => {
   }
   await assert.rejects(attach(server, { service: 'x', signals: false, admin: false, metrics: { listener: 'admin' } }), /metrics\.listener: 'admin' needs the admin listener/)
 })
+
+test('lameduck_drains_cut_total counts a drain that reached maxRequestMs with a request in flight', async (t) => {
+  const s = await startServer({ windows: { clientFetchMs: 100 }, maxRequestMs: 200, shutdownTimeoutMs: 5_000 })
+  t.after(() => stop(s))
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const slow = request(`${s.url}/slow?ms=1500`).catch(() => null)
+  await until(() => s.lameduck.lifecycle.inflight.count === 1, 'in flight')
+  const report = await s.lameduck.offline()
+  assert.equal(report.inflightAtEnd, 1)
+  const families = parse(s.lameduck.metrics())
+  const value = (name: string) => families.find((f) => f.name === name)!.metrics[0]!.value
+  assert.equal(value('lameduck_drains_cut_total'), '1')
+  assert.equal(value('lameduck_inflight_requests'), '1')
+  await slow
+})
