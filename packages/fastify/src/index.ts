@@ -12,4 +12,5 @@ export default lameduck
 export { lameduck }
 export { CONSUMER_HEADER, STATE_HEADER } from '@lameduck/core'
 export type { LameduckDecorator } from './plugin.ts'
-export type { LameduckOptions, AdminOptions, SidecarOptions, SidecarSteps, GoingAway } from '@lameduck/node'
+export type { LameduckOptions, AdminOptions, MetricsOptions, SidecarOptions, SidecarSteps, GoingAway } from '@lameduck/node'
+export { NotListeningError } from '@lameduck/node'

@@ -32,6 +32,13 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     app.get(handle.routes.live, { logLevel: 'warn' }, route('live'))
   }
 
+  // Read-only, no token, and nothing else of the admin API on the app port.
+  if (handle.metricsPath !== false) {
+    app.get(handle.metricsPath, { logLevel: 'warn' }, async function lameduckMetrics (_req, reply) {
+      return reply.type('text/plain; version=0.0.4; charset=utf-8').send(handle.metrics())
+    })
+  }
+
   // A plain app.close() (not a signal or shutdown()) closes now: deregister as a best effort.
   app.addHook('preClose', async function lameduckPreClose () {
     handle.lifecycle.beginClose('app.close()')

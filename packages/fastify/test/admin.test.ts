@@ -87,3 +87,15 @@ test('registering the plugin twice fails before a second admin listener or signa
   await app.close()
   assert.equal(process.listenerCount('SIGTERM'), signals)
 })
+
+test('metrics.listener app: Fastify serves /metrics on the app port without a token; the admin API stays off it', async (t) => {
+  const { app, url } = await startApp({ metrics: { listener: 'app', path: '/internal/metrics' }, admin: { port: 0, token: 's3cret-admin-token' } })
+  t.after(() => app.close())
+  await until(() => app.lameduck.state === 'serving', 'serving')
+  const res = await request(`${url}/internal/metrics`)
+  assert.equal(res.statusCode, 200)
+  assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/)
+  assert.match(await res.body.text(), /^lameduck_state\{state="serving"\} 1$/m)
+  for (const path of ['/offline', '/online', '/status', '/metrics']) assert.equal((await request(`${url}${path}`, { method: 'POST' })).statusCode, 404, path)
+  assert.equal(app.lameduck.state, 'serving')
+})

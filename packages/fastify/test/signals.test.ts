@@ -86,3 +86,29 @@ test('a SIGTERM during draining lets the running sequence finish; a second signa
   assert.ok(r.at - forced < 1_000, 'second signal exits at once')
   assert.ok(second.lines.some((l) => typeof l.msg === 'string' && /second signal SIGINT after SIGTERM/.test(l.msg)))
 })
+
+test('the signal path says what it does when it does it: the plan for the state it finds, the drain, the close, the real exit', async () => {
+  const messages = (lines: Line[]): string[] => lines.filter((l) => typeof l.msg === 'string' && /^lameduck: /.test(l.msg)).map((l) => l.msg!)
+  const serving = spawnApp({ windows: { clientFetchMs: 300 } })
+  await until(() => serving.lines.some((l) => l.event === 'state' && l.to === 'serving'), 'serving', 10_000)
+  kill(serving.child, 'SIGTERM')
+  assert.equal((await serving.exited).code, 0)
+  const said = messages(serving.lines)
+  const order = [/^lameduck: SIGTERM received in state serving: running the offline sequence/, /^lameduck: offline sequence done \d+ ms after SIGTERM; closing the app/, /^lameduck: closed \d+ ms after SIGTERM; ending the process with exit code 0 once its event loop is empty/, /^lameduck: process exiting with code 0, \d+ ms after the app closed/]
+  const at = order.map((re) => said.findIndex((m) => re.test(m)))
+  assert.ok(at.every((i, k) => i >= 0 && (k === 0 || i > at[k - 1]!)), `in this order ${at.join(', ')}:\n${said.join('\n')}`)
+
+  const offline = spawnApp({ windows: { clientFetchMs: 200 } })
+  const { admin } = await serving2(offline.lines)
+  await (await request(`${admin}/offline?wait=true`, { method: 'POST' })).body.dump()
+  kill(offline.child, 'SIGTERM')
+  assert.equal((await offline.exited).code, 0)
+  const later = messages(offline.lines)
+  assert.ok(later.some((m) => /^lameduck: SIGTERM received in state offline: already offline since \d{4}-\d\d-\d\dT[\d:.]+Z; closing \(nothing to drain\)/.test(m)), later.join('\n'))
+  assert.ok(!later.some((m) => /running the offline sequence|offline sequence done/.test(m)), 'no drain claimed when there was none')
+  const closed = offline.lines.find((l) => /^lameduck: closed \d+ ms after SIGTERM/.test(l.msg ?? ''))!
+  const exiting = offline.lines.find((l) => /^lameduck: process exiting/.test(l.msg ?? ''))!
+  assert.ok(offline.lines.indexOf(exiting) > offline.lines.indexOf(closed), 'the exit is said after the close, when it happens')
+})
+
+const serving2 = serving

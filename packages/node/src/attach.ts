@@ -2,10 +2,14 @@ import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
 import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger } from '@lameduck/core'
+import { lifecycleBackend } from './admin-actions.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
+import { workerResponder } from './cluster.ts'
 import { Connections } from './connections.ts'
-import { defaultHost } from './host.ts'
+import { defaultHost, unreachableAdvertised } from './host.ts'
 import { stderrLogger } from './logger.ts'
+import { Metrics } from './metrics.ts'
+import { metricsRoute } from './metrics-route.ts'
 import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
@@ -37,6 +41,7 @@ export async function attach (server: AttachableServer, input: AttachOptions): P
   }
   const engine = new Engine(server, options)
   try {
+    if (options.metrics.registry !== undefined) await engine.metrics.register(options.metrics.registry)
     await engine.startAdmin()
   } catch (err) {
     await engine.close()
@@ -55,6 +60,7 @@ export class Engine {
   readonly requests: RequestHook
   readonly events = new EventEmitter<{ goingAway: [GoingAway] }>()
   readonly handle: LameduckHandle
+  readonly metrics: Metrics
   admin: AdminServer | null = null
   broken: Error | null = null
   #undo: Array<() => void> = []
@@ -69,6 +75,8 @@ export class Engine {
       ? undefined
       : new ConsumerTracker({ windowMs: options.window.totalMs, quietMs: options.earlyOffline.quietMs, inflight })
     this.lifecycle = this.#createLifecycle(inflight)
+    this.metrics = new Metrics({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), maxRequestMs: options.maxRequestMs })
+    this.#undo.push(() => this.metrics.detach())
     this.connections = new Connections(server, () => LEAVING_STATES.has(this.lifecycle.state))
     this.requests = requestHook({
       inflight,
@@ -83,6 +91,7 @@ export class Engine {
     this.#interceptEmit()
     this.#installSignals()
     this.#startWhenListening()
+    this.#undo.push(workerResponder(lifecycleBackend({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), status: () => this.status(), metrics: () => this.metrics.render() }), () => this.handle.shutdown('cluster primary')))
     this.handle = createHandle(this)
   }
 
@@ -163,8 +172,11 @@ export class Engine {
     const original = server.emit
     const { onRequest } = this.requests
     const connections = this.connections
+    const m = this.options.metrics
+    const scrape = m.listener === 'app' && this.options.serveRoutes ? metricsRoute(m.path, () => this.metrics.render()) : () => false
     function lameduckEmit (this: Server, event: string | symbol): boolean {
       if (event === 'request') {
+        if (scrape(arguments[1], arguments[2])) return true
         const verdict = onRequest(arguments[1], arguments[2])
         if (verdict === ANSWERED) return true
         if (verdict === DEFER) {
@@ -205,6 +217,7 @@ export class Engine {
     const start = (): void => {
       if (this.lifecycle.state !== 'starting') return
       const base = instanceBase(this.server, this.options)
+      this.#checkAdvertised(base.host)
       this.lifecycle.start(base).catch((err: Error) => {
         this.broken = err
         this.log.error({ err, lameduck: { state: this.lifecycle.state } }, `lameduck: startup failed, not registering (/health/live now 503): ${err.message}`)
@@ -216,6 +229,14 @@ export class Engine {
     this.#undo.push(() => { this.server.off('listening', start); this.server.off('close', onClose) })
   }
 
+  /** Warns once when consumers could not reach the advertised host (e.g. listening on 127.0.0.1, advertising the pod IP). */
+  #checkAdvertised (advertised: string): void {
+    const address = this.server.address()
+    if (typeof address !== 'object' || address === null) return
+    const why = unreachableAdvertised(address.address, advertised)
+    if (why !== null) this.log.warn({ lameduck: { listen: address.address, advertised } }, `lameduck: advertising ${advertised} to the registry, but ${why}`)
+  }
+
   async startAdmin (): Promise<void> {
     if (this.options.admin === false) return
     this.admin = await startAdmin({
@@ -223,7 +244,8 @@ export class Engine {
       lifecycle: this.lifecycle,
       logger: this.log,
       connections: () => this.connections.stats(),
-      status: () => this.status()
+      status: () => this.status(),
+      metrics: this.options.metrics.listener === false ? undefined : () => this.metrics.render()
     })
   }
 

@@ -1,5 +1,6 @@
-import { InvalidTransitionError, type Lifecycle, type LifecycleEvents, type OfflineReport } from '@lameduck/core'
+import { type Lifecycle, type LifecycleEvents, type OfflineReport } from '@lameduck/core'
 import type { Engine } from './attach.ts'
+import { NotListeningError } from './errors.ts'
 import type { ProbeAnswer, ProbeKind } from './probes.ts'
 
 /**
@@ -30,6 +31,10 @@ export interface LameduckHandle {
   status(): Record<string, unknown>
   /** A probe's answer, for a framework serving the routes itself. */
   probe(kind: ProbeKind): ProbeAnswer
+  /** The metrics path on the app listener (metrics.listener 'app'), or false. */
+  readonly metricsPath: string | false
+  /** The Prometheus text exposition, for a framework serving the metrics route itself. */
+  metrics(): string
   on<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
   off<K extends keyof HandleEvents>(event: K, listener: (...args: HandleEvents[K]) => void): LameduckHandle
   /** Detaches from the server: deregisters if registered, stops the admin listener and the signal handlers. */
@@ -46,13 +51,13 @@ export function createHandle (engine: Engine): LameduckHandle {
     lifecycle,
     routes: engine.options.routes,
     // Before listen() there is no address to register: an early offline would leave the instance stuck.
-    offline: (opts) => lifecycle.state === 'starting'
-      ? Promise.reject(new InvalidTransitionError('starting', 'draining', 'the server is not listening yet'))
-      : lifecycle.offline(opts?.reason ?? 'api'),
-    online: () => lifecycle.online('api'),
+    offline: async (opts) => { if (lifecycle.state === 'starting') throw new NotListeningError('draining'); return await lifecycle.offline(opts?.reason ?? 'api') },
+    online: async () => { if (lifecycle.state === 'starting') throw new NotListeningError('registering'); await lifecycle.online('api') },
     shutdown: async (reason = 'shutdown()') => { await lifecycle.shutdown(reason); await engine.closeAfterDrain() },
     status: () => engine.status(),
     probe: (kind) => engine.probe(kind),
+    metricsPath: engine.options.metrics.listener === 'app' ? engine.options.metrics.path : false,
+    metrics: () => engine.metrics.render(),
     on (event, listener) {
       if (event === 'goingAway') events.on('goingAway', listener as (e: GoingAway) => void)
       else lifecycle.on(event, listener as never)

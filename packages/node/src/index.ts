@@ -5,9 +5,12 @@
  * and the signal path. See the package README.
  */
 export { attach } from './attach.ts'
+export { clusterAdmin } from './cluster.ts'
+export type { ClusterAdminOptions } from './cluster.ts'
+export { NotListeningError } from './errors.ts'
 export type { AttachableServer } from './attach.ts'
 export type { GoingAway, HandleEvents, LameduckHandle } from './handle.ts'
 export type { ConnectionStats } from './connections.ts'
 export type { ProbeAnswer, ProbeKind } from './probes.ts'
-export type { AttachOptions, LameduckOptions, AdminOptions, SidecarOptions, SidecarSteps } from './options.ts'
+export type { AttachOptions, LameduckOptions, AdminOptions, MetricsOptions, PromRegistryLike, SidecarOptions, SidecarSteps } from './options.ts'
 export { CONSUMER_HEADER, STATE_HEADER } from '@lameduck/core'

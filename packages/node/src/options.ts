@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
@@ -7,10 +8,30 @@ import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownT
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
   host?: string
-  /** Default 54199 (the port EDAS made familiar). 0 picks a free port (tests). */
-  port?: number
-  /** Bearer token required on every admin request when set. */
+  /**
+   * Default 54199 (the port EDAS made familiar). 0 or 'auto': a free port of
+   * this process's own, e.g. one per worker when several share a pod (see
+   * clusterAdmin() for one admin API in a cluster primary).
+   */
+  port?: number | 'auto'
+  /** Bearer token required on every admin request when set: printable ASCII, at least 8 characters. */
   token?: string
+}
+
+/** A prom-client Registry (or anything with its registerMetric()). */
+export interface PromRegistryLike { registerMetric(metric: unknown): void, getSingleMetric(name: string): unknown }
+
+export interface MetricsOptions {
+  /**
+   * Where `path` is served: 'admin' (default, behind the admin token), 'app'
+   * (the application port, read-only and without a token, for Prometheus to
+   * scrape; nothing else of the admin API is there), or false.
+   */
+  listener?: 'app' | 'admin' | false
+  /** Default '/metrics'. */
+  path?: string
+  /** A prom-client Registry to register lameduck's metrics into (e.g. prom-client's default `register`). */
+  registry?: PromRegistryLike
 }
 
 /**
@@ -71,6 +92,8 @@ export interface LameduckOptions {
   earlyOffline?: boolean | { quietMs?: number }
   /** Paths of the probe routes on the app listener; false to not add them. */
   routes?: { ready?: string, live?: string } | false
+  /** The Prometheus metrics: where they are served, and an optional prom-client registry. */
+  metrics?: MetricsOptions | false
 }
 
 /** What attach() takes: the lifecycle options plus how to fit the engine into the app. */
@@ -100,11 +123,12 @@ export interface ResolvedOptions {
   window: PropagationWindow
   maxRequestMs: number
   sidecar: ResolvedSidecar | false
-  admin: Required<Omit<AdminOptions, 'token'>> & { token: string | undefined } | false
+  admin: { host: string, port: number | 'auto', token: string | undefined } | false
   signals: NodeJS.Signals[]
   shutdownTimeoutMs: number
   earlyOffline: { quietMs: number } | false
   routes: { ready: string, live: string } | false
+  metrics: ResolvedMetrics
   logger: Logger | undefined
   serveRoutes: boolean
   closeApp: (() => Promise<void>) | undefined
@@ -119,7 +143,9 @@ export interface ResolvedSidecar {
   drainTimeoutMs: number
 }
 
-const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delay', 'readiness', 'readinessTimeoutMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes', 'logger', 'serveRoutes', 'closeApp', 'terminate'])
+export interface ResolvedMetrics { listener: 'app' | 'admin' | false, path: string, registry: PromRegistryLike | undefined }
+
+const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delay', 'readiness', 'readinessTimeoutMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes', 'metrics', 'logger', 'serveRoutes', 'closeApp', 'terminate'])
 
 export function type (v: unknown): string {
   if (v === null) return 'null'
@@ -127,9 +153,8 @@ export function type (v: unknown): string {
   return typeof v === 'string' ? `'${v}'` : typeof v
 }
 
-function isLoopback (host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host)
-}
+// Printable ASCII, no whitespace at either end: what survives an `authorization` header unchanged.
+const TOKEN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
 
 function port (name: string, v: unknown, allowZero: boolean): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < (allowZero ? 0 : 1) || v > 65535) {
@@ -177,10 +202,10 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     if (typeof a !== 'object' || a === null) throw new InvalidOptionError('admin', `must be an object like { host, port, token } or false (got ${type(a)})`)
     const host = a.host ?? '127.0.0.1'
     if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError('admin.host', `must be an IP address to bind, e.g. '127.0.0.1' (got ${type(host)})`)
-    const p = port('admin.port', a.port ?? 54199, true)
+    const p = a.port === 'auto' ? 'auto' : port('admin.port', a.port ?? 54199, true)
     if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError('admin.token', 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
-    // A space, a control character or a non-ASCII one never survives the trip through an authorization header.
-    if (a.token !== undefined && !/^[\x21-\x7e]+$/.test(a.token)) throw new InvalidOptionError('admin.token', 'must be printable ASCII without spaces (no leading or trailing space, control or non-ASCII characters): such a token could never authenticate. Check how the secret is read, e.g. a trailing newline in the file')
+    // A token no client can send (spaces at the ends are stripped from headers, control and non-ASCII characters are refused) locks the admin API forever.
+    if (a.token !== undefined && !TOKEN.test(a.token)) throw new InvalidOptionError('admin.token', 'must be printable ASCII without spaces at either end (no control characters, no non-ASCII), or no client can send it in an authorization header; check for a trailing newline from the secret file, e.g. token.trim()')
     if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError('admin.token', `required when admin.host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set admin.token or bind admin.host to 127.0.0.1`)
     admin = { host, port: p, token: a.token }
   }
@@ -236,6 +261,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     shutdownTimeoutMs,
     earlyOffline,
     routes,
+    metrics: resolveMetrics(o.metrics, admin, routes),
     ...resolveIntegration(o)
   }
 }
@@ -251,4 +277,20 @@ function resolveIntegration (o: AttachOptions): Pick<ResolvedOptions, 'logger' |
     if (o[name] !== undefined && typeof o[name] !== 'function') throw new InvalidOptionError(name, `must be a function (got ${type(o[name])})`)
   }
   return { logger: o.logger, serveRoutes: o.serveRoutes ?? true, closeApp: o.closeApp, terminate: o.terminate }
+}
+
+function resolveMetrics (m: LameduckOptions['metrics'], admin: ResolvedOptions['admin'], routes: ResolvedOptions['routes']): ResolvedMetrics {
+  if (m === false) return { listener: false, path: '/metrics', registry: undefined }
+  if (m !== undefined && (typeof m !== 'object' || m === null || Array.isArray(m))) throw new InvalidOptionError('metrics', `must be an object like { listener: 'app', path: '/metrics' } or false (got ${type(m)})`)
+  const listener = m?.listener ?? 'admin'
+  if (listener !== 'app' && listener !== 'admin' && listener !== false) throw new InvalidOptionError('metrics.listener', `must be 'app', 'admin' or false (got ${type(listener)})`)
+  if (listener === 'admin' && admin === false && m?.listener === 'admin') throw new InvalidOptionError('metrics.listener', "'admin' needs the admin listener (admin is false); use listener: 'app' to serve the metrics on the application port")
+  const path = m?.path ?? '/metrics'
+  if (typeof path !== 'string' || !path.startsWith('/') || path.includes('?')) throw new InvalidOptionError('metrics.path', `must be a path starting with '/' (got ${type(path)})`)
+  if (listener === 'app' && routes !== false && (path === routes.ready || path === routes.live)) throw new InvalidOptionError('metrics.path', `'${path}' is already a probe route; choose another path`)
+  const registry = m?.registry
+  if (registry !== undefined && (typeof registry !== 'object' || registry === null || typeof (registry as Partial<PromRegistryLike>).registerMetric !== 'function')) {
+    throw new InvalidOptionError('metrics.registry', `must be a prom-client Registry, e.g. (await import('prom-client')).register (got ${type(registry)})`)
+  }
+  return { listener, path, registry }
 }

@@ -13,6 +13,8 @@ export function probeAnswer (lifecycle: Lifecycle, kind: ProbeKind, broken: Erro
   if (kind === 'ready') {
     return state === 'serving' ? { statusCode: 200, body: { state, warming: lifecycle.warming } } : { statusCode: 503, body: { state } }
   }
-  if (broken !== null) return { statusCode: 503, body: { state, error: broken.message } }
+  // The state only: the app port is public, and the error's message can carry a secret (a connection
+  // string in a readiness failure). The detail is in the log and in the admin /status (`broken`).
+  if (broken !== null) return { statusCode: 503, body: { state, error: 'startup failed' } }
   return { statusCode: 200, body: { state } }
 }

@@ -24,22 +24,29 @@ export interface SignalContext {
 export function exitProcess (logger: Logger): (code: 0 | 1) => void {
   return (code) => {
     if (code === 1) process.exit(1)
+    const closedAt = Date.now()
+    // Said when it happens: the process ends when the event loop is empty, not when the app closed.
+    // 'beforeExit' (not 'exit'): an asynchronous logger still gets its line out.
+    process.once('beforeExit', () => {
+      const exitCode = process.exitCode ?? 0
+      logger.info({ lameduck: { exitCode, afterCloseMs: Date.now() - closedAt } }, `lameduck: process exiting with code ${exitCode}, ${Date.now() - closedAt} ms after the app closed`)
+    })
     setTimeout(() => {
-      logger.warn({}, 'lameduck: the event loop is still busy 1 s after close; exiting anyway')
+      logger.warn({ lameduck: { afterCloseMs: Date.now() - closedAt } }, 'lameduck: the event loop is still busy 1 s after close (a timer, a DB pool, an open handle); exiting anyway')
       process.exit()
     }, 1_000).unref()
   }
 }
 
-/** What the signal path is about to do, said for the state it finds. */
+/** What the first signal does, said for the state it finds. */
 function intent (lifecycle: Lifecycle): string {
   switch (lifecycle.state) {
     case 'registering':
-    case 'serving': return 'running the offline sequence, then closing'
+    case 'serving': return 'running the offline sequence (deregister, window, in-flight wait), then closing'
     case 'draining': return 'letting the running offline sequence finish, then closing'
-    case 'offline': return `already offline since ${new Date(lifecycle.status().since as number).toISOString()}; closing`
+    case 'offline': return `already offline since ${new Date(lifecycle.status().since as number).toISOString()}; closing (nothing to drain)`
     case 'starting':
-    case 'waiting': return 'not registered; closing'
+    case 'waiting': return 'not registered, nothing to drain; closing'
     default: return 'already closing'
   }
 }
@@ -94,7 +101,11 @@ export function installSignals (ctx: SignalContext): () => void {
     const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
     let code: 0 | 1 = 0
     try {
+      const wasLeaving = lifecycle.state
       await lifecycle.shutdown(signal)
+      if (wasLeaving !== 'offline' && lifecycle.lastReport !== null) {
+        log.info({ lameduck: { signal, ms: Date.now() - started } }, `lameduck: offline sequence done ${Date.now() - started} ms after ${signal}; closing the app (open connections get up to 1.5 s to go by themselves)`)
+      }
       await ctx.close()
     } catch (err) {
       log.error({ err }, 'lameduck: error while shutting down')
@@ -104,7 +115,7 @@ export function installSignals (ctx: SignalContext): () => void {
     }
     if (ended) return
     const ms = Date.now() - started
-    log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal}; ending the process with exit code ${code}`)
+    log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal}; ending the process with exit code ${code} once its event loop is empty (at most 1 s later)`)
     end(code)
   }
 

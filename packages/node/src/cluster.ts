@@ -1,0 +1,175 @@
+import cluster, { type Worker } from 'node:cluster'
+import { InvalidOptionError, type Logger } from '@lameduck/core'
+import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
+import { serveAdmin, type AdminServer } from './admin.ts'
+import { isLoopback } from './host.ts'
+import { stderrLogger } from './logger.ts'
+import { deregistrationState } from './metrics.ts'
+
+type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
+interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
+interface Reply { lameduck: 'admin-reply', id: number, answer: AdminAnswer | { text: string } }
+
+const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && (m as Ask).lameduck === 'admin' && typeof (m as Ask).id === 'number'
+const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null && (m as Reply).lameduck === 'admin-reply'
+
+/**
+ * In a cluster worker, answers the primary's clusterAdmin() over the IPC
+ * channel with this worker's own admin actions. A no-op elsewhere. Returns the uninstaller.
+ */
+export function workerResponder (backend: AdminBackend, shutdown: () => Promise<void>): () => void {
+  if (!cluster.isWorker || typeof process.send !== 'function') return () => {}
+  const onMessage = (msg: unknown): void => {
+    if (!isAsk(msg)) return
+    const answer = async (): Promise<Reply['answer']> => {
+      if (msg.action === 'status') return { statusCode: 200, body: await backend.status() }
+      if (msg.action === 'metrics') return { text: backend.metrics === undefined ? '' : await backend.metrics() }
+      if (msg.action === 'shutdown') { await shutdown(); return { statusCode: 200, body: { state: backend.state() } } }
+      return await backend[msg.action](msg.wait)
+    }
+    answer()
+      .catch((err: Error) => ({ statusCode: 500, body: { error: 'worker error', message: err.message } }))
+      .then((a) => { if (process.connected) process.send!({ lameduck: 'admin-reply', id: msg.id, answer: a } satisfies Reply) })
+      .catch(() => {})
+  }
+  process.on('message', onMessage)
+  return () => { process.off('message', onMessage) }
+}
+
+export interface ClusterAdminOptions {
+  /** Default '127.0.0.1'. A non-loopback host requires `token`. */
+  host?: string
+  /** Default 54199: the one admin port of the pod, held by the primary. */
+  port?: number
+  token?: string
+  logger?: Logger
+  /**
+   * Signals on which the primary runs every worker's graceful shutdown (offline
+   * sequence, then close) and exits once they are done: kubelet signals only
+   * PID 1, and a worker cut off from its primary exits at once. Default
+   * ['SIGTERM', 'SIGINT']; false to handle them yourself.
+   */
+  signals?: NodeJS.Signals[] | false
+}
+
+/**
+ * One admin API for a `node:cluster` pod, served by the primary: /offline,
+ * /online, /status and /metrics fan out to every worker over the cluster IPC
+ * channel (each worker runs attach() with `admin: false` or `port: 'auto'`),
+ * so a preStop hook drains all of them at once. Answers with each worker's
+ * own answer; the status code is the worst of them.
+ */
+export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<AdminServer> {
+  if (!cluster.isPrimary) throw new InvalidOptionError('clusterAdmin', 'runs in the cluster primary; in the workers, attach() with admin: false answers it over IPC')
+  const host = options.host ?? '127.0.0.1'
+  const port = options.port ?? 54199
+  if (!isLoopback(host) && options.token === undefined) throw new InvalidOptionError('token', `required when host is not loopback ('${host}')`)
+  const logger = options.logger ?? stderrLogger()
+  let next = 0
+
+  function ask (worker: Worker, action: Action, wait: boolean): Promise<Reply['answer']> {
+    const id = ++next
+    return new Promise((resolve) => {
+      const done = (answer: Reply['answer']): void => { worker.off('message', onMessage); worker.off('exit', onExit); resolve(answer) }
+      const onMessage = (msg: unknown): void => { if (isReply(msg) && msg.id === id) done(msg.answer) }
+      const onExit = (): void => { done({ statusCode: 503, body: { error: 'worker exited', state: 'stopped' } }) }
+      worker.on('message', onMessage)
+      worker.on('exit', onExit)
+      worker.send({ lameduck: 'admin', id, action, wait } satisfies Ask)
+    })
+  }
+
+  const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
+
+  async function fanOut (action: 'offline' | 'online' | 'status', wait = false): Promise<AdminAnswer> {
+    const list = workers()
+    if (list.length === 0) return { statusCode: 503, body: { error: 'no workers', state: 'unknown' } }
+    const answers = await Promise.all(list.map(async (w) => ({ worker: w.id, pid: w.process.pid, ...(await ask(w, action, wait)) as AdminAnswer })))
+    const states = new Set(answers.map((a) => a.body.state))
+    const report = worstReport(answers.map((a) => a.body.report))
+    return {
+      statusCode: Math.max(...answers.map((a) => a.statusCode)),
+      body: {
+        state: states.size === 1 ? [...states][0] : 'mixed',
+        ...(report === undefined ? {} : { report }),
+        workers: answers.map((a) => ({ worker: a.worker, pid: a.pid, statusCode: a.statusCode, ...a.body }))
+      }
+    }
+  }
+
+  const backend: AdminBackend = {
+    state: () => 'cluster',
+    offline: (wait) => fanOut('offline', wait),
+    online: (wait) => fanOut('online', wait),
+    status: async () => (await fanOut('status')).body,
+    metrics: async () => mergeExpositions(await Promise.all(workers().map(async (w) => [String(w.id), ((await ask(w, 'metrics', false)) as { text?: string }).text ?? ''] as const)))
+  }
+  const server = await serveAdmin({ host, port, token: options.token, logger }, backend)
+  const uninstall = installPrimarySignals(options.signals ?? ['SIGTERM', 'SIGINT'], logger, async () => {
+    const answers = await Promise.all(workers().map((w) => ask(w, 'shutdown', true)))
+    for (const w of workers()) w.disconnect()
+    await server.close()
+    return answers.length
+  })
+  return { ...server, close: async () => { uninstall(); await server.close() } }
+}
+
+function installPrimarySignals (signals: NodeJS.Signals[] | false, log: Logger, shutdown: () => Promise<number>): () => void {
+  if (signals === false) return () => {}
+  let received: NodeJS.Signals | null = null
+  const handler = (signal: NodeJS.Signals): void => {
+    if (received !== null) {
+      log.error({ lameduck: { signal, first: received } }, `lameduck cluster: second signal ${signal} after ${received}; exiting now`)
+      process.exit(1)
+    }
+    received = signal
+    const started = Date.now()
+    log.info({ lameduck: { signal } }, `lameduck cluster: ${signal} received: running every worker's offline sequence, then closing them`)
+    shutdown().then((n) => {
+      log.info({ lameduck: { signal, workers: n, ms: Date.now() - started } }, `lameduck cluster: ${n} worker(s) drained and closed ${Date.now() - started} ms after ${signal}; the primary exits once its event loop is empty`)
+    }, (err: Error) => {
+      log.error({ err }, 'lameduck cluster: error while shutting the workers down')
+      process.exit(1)
+    })
+  }
+  for (const s of signals) process.on(s, handler)
+  return () => { for (const s of signals) process.off(s, handler) }
+}
+
+type ReportView = { outcome?: string, totalMs?: number } & Record<string, unknown>
+
+/**
+ * The report a single-process client (`lameduck prestop`) reads: the one that
+ * matters most, a cancelled drain, then an unconfirmed deregistration, else the longest drain.
+ */
+function worstReport (reports: unknown[]): ReportView | undefined {
+  const list = reports.filter((r): r is ReportView => typeof r === 'object' && r !== null)
+  if (list.length === 0) return undefined
+  return list.find((r) => r.outcome === 'cancelled') ??
+    list.find((r) => deregistrationState(r) === 'unconfirmed') ??
+    list.reduce((a, b) => ((b.totalMs ?? 0) > (a.totalMs ?? 0) ? b : a))
+}
+
+/** Merges the workers' expositions into one: each family once, every sample labelled with its worker. */
+export function mergeExpositions (texts: ReadonlyArray<readonly [string, string]>): string {
+  const families = new Map<string, { meta: string[], samples: string[] }>()
+  for (const [worker, text] of texts) {
+    let current: { meta: string[], samples: string[] } | undefined
+    for (const line of text.split('\n')) {
+      const meta = /^# (HELP|TYPE) (\S+)/.exec(line)
+      if (meta !== null) {
+        const name = meta[2]!
+        if (!families.has(name)) families.set(name, { meta: [], samples: [] })
+        current = families.get(name)!
+        if (!current.meta.some((m) => m.startsWith(`# ${meta[1]!} `))) current.meta.push(line)
+        continue
+      }
+      if (line === '' || line.startsWith('#') || current === undefined) continue
+      const brace = line.indexOf('{')
+      const space = line.indexOf(' ')
+      const label = `worker="${worker}"`
+      current.samples.push(brace !== -1 && brace < space ? `${line.slice(0, brace + 1)}${label},${line.slice(brace + 1)}` : `${line.slice(0, space)}{${label}}${line.slice(space)}`)
+    }
+  }
+  return [...families.values()].flatMap((f) => [...f.meta, ...f.samples]).join('\n') + '\n'
+}
