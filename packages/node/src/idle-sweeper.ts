@@ -17,30 +17,44 @@ export interface Tracked {
   [kIdleSweeps]?: number
 }
 
+/** A sweep this late (× the interval) ran after a stalled event loop: it does not count as idle time. */
+const LATE_FACTOR = 1.5
+
 /**
  * Closes keep-alive connections that stay idle while draining. A server closing
  * an idle connection races the client's next request on it (the request is
  * reset), so only connections that saw no request for two whole sweep intervals
  * are closed: clients keep their busy ("hot") connections, and those are moved
  * off by the drain mark on their next response instead.
+ *
+ * "Idle" must mean the client sent nothing, not that this process was too busy
+ * to read it: after a stalled event loop, timers run before the poll phase reads
+ * what arrived meanwhile. So a late sweep counts nothing, and a close is decided
+ * again in the check phase (setImmediate), after pending requests were parsed.
  */
 export class IdleSweeper<T extends Tracked> {
   readonly #connections: Set<T>
   readonly #close: (connection: T) => void
   readonly #intervalMs: number
+  readonly #now: () => number
   #timer: NodeJS.Timeout | null = null
+  #lastSweepAt = -1
   closed = 0
+  /** Sweeps skipped because they ran late (event-loop stalls seen while draining). */
+  late = 0
 
-  constructor (connections: Set<T>, close: (connection: T) => void, intervalMs = 500) {
+  constructor (connections: Set<T>, close: (connection: T) => void, intervalMs = 500, now: () => number = performance.now.bind(performance)) {
     this.#connections = connections
     this.#close = close
     this.#intervalMs = intervalMs
+    this.#now = now
   }
 
   start (): void {
     if (this.#timer !== null) return
-    this.#sweep()
-    this.#timer = setInterval(() => this.#sweep(), this.#intervalMs)
+    this.#lastSweepAt = -1
+    this.sweep()
+    this.#timer = setInterval(() => this.sweep(), this.#intervalMs)
     this.#timer.unref()
   }
 
@@ -49,19 +63,34 @@ export class IdleSweeper<T extends Tracked> {
     this.#timer = null
   }
 
-  #sweep (): void {
+  /** One pass (the timer's; public for tests). */
+  sweep (): void {
+    const now = this.#now()
+    const late = this.#lastSweepAt >= 0 && now - this.#lastSweepAt > this.#intervalMs * LATE_FACTOR
+    this.#lastSweepAt = now
+    if (late) {
+      this.late++
+      return
+    }
     for (const connection of this.#connections) {
       const used = connection[kUsed] ?? 0
-      if ((connection[kBusy] ?? 0) === 0 && connection[kSeen] === used) {
+      if (idle(connection, used)) {
         connection[kIdleSweeps] = (connection[kIdleSweeps] ?? 0) + 1
-        if (connection[kIdleSweeps] >= IDLE_SWEEPS) {
-          this.closed++
-          this.#close(connection)
-        }
+        if (connection[kIdleSweeps] >= IDLE_SWEEPS) setImmediate(() => this.#closeIfStillIdle(connection, used))
         continue
       }
       connection[kIdleSweeps] = 0
       connection[kSeen] = used
     }
   }
+
+  #closeIfStillIdle (connection: T, used: number): void {
+    if (!this.#connections.has(connection) || !idle(connection, used)) return
+    this.closed++
+    this.#close(connection)
+  }
+}
+
+function idle (connection: Tracked, used: number): boolean {
+  return (connection[kBusy] ?? 0) === 0 && connection[kSeen] === used && (connection[kUsed] ?? 0) === used
 }
