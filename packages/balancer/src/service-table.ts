@@ -1,4 +1,4 @@
-import { LEAVING_STATES, parseWarmupMetadata, serviceKey } from '@lameduck/core'
+import { isLeaving, parseWarmupMetadata, serviceKey } from '@lameduck/core'
 import type { Instance, Timer } from '@lameduck/core'
 import type { Dispatcher } from 'undici'
 import { EdfScheduler } from './edf-scheduler.ts'
@@ -204,7 +204,7 @@ export class ServiceTable {
   /** Leave-aware: a response's x-lameduck-state. */
   observeState (entry: InstanceEntry, value: string | string[]): void {
     const state = (Array.isArray(value) ? value[value.length - 1] ?? '' : value).trim().toLowerCase()
-    if (LEAVING_STATES.has(state)) {
+    if (isLeaving(state)) {
       if (entry.draining || this.#entries.get(entry.key) !== entry) return
       entry.draining = true
       this.#options.logger.info({ service: this.service, instance: entry.key, state }, 'balancer: instance is leaving; no longer picked')

@@ -1,3 +1,4 @@
+import type { ConsumerTrackerReport } from './early-offline.ts'
 import type { Instance } from './registry.ts'
 import type { Lifecycle } from './lifecycle.ts'
 import type { Deregistration, DrainProgress, InstanceBase, OfflineReport, Problem } from './lifecycle-types.ts'
@@ -54,19 +55,24 @@ export type CoreStatus = {
 export interface StatusExtras {
   connections?: ConnectionStats | null
   /** ConsumerTracker.describe(), when earlyOffline is on. */
-  earlyOffline?: Record<string, unknown> | null
+  earlyOffline?: ConsumerTrackerReport | null
   /** Why startup failed (readiness or a startup step), or null. Admin only: it may carry secrets. */
   broken?: string | null
   shutdownTimeoutMs?: number | null
   adminUrl?: string | null
 }
 
-export interface ConnectionStats { open: number, closedWhileDraining: number }
+export interface ConnectionStats {
+  open: number
+  closedWhileDraining: number
+  /** Upgraded connections (WebSocket), where the listener tracks them: never swept, the app closes them. */
+  upgraded?: number
+}
 
 /** GET /status: the whole document. */
 export type LifecycleStatus = CoreStatus & {
   connections: ConnectionStats | null
-  earlyOffline: Record<string, unknown> | null
+  earlyOffline: ConsumerTrackerReport | null
   broken: string | null
   shutdownTimeoutMs: number | null
   adminUrl: string | null

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { InvalidOptionError, type Lifecycle, type Logger } from '@lameduck/core'
+import { ADMIN_ROUTES, InvalidOptionError, type Lifecycle, type Logger } from '@lameduck/core'
 import { lifecycleBackend, type AdminBackend } from './admin-actions.ts'
 import { bearerChecker } from './auth.ts'
 import type { ConnectionStats } from './connections.ts'
@@ -66,11 +66,11 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
   const quiet = { logLevel: 'warn' as const }
   // GET changes state here (so `curl` works); Fastify's automatic HEAD twin would too, and HEAD is what probes send.
   const changes = { ...quiet, exposeHeadRoute: false }
-  admin.route({ method: ['GET', 'POST'], url: '/offline', handler: action('offline'), ...changes })
-  admin.route({ method: ['GET', 'POST'], url: '/online', handler: action('online'), ...changes })
-  admin.get('/status', quiet, async () => await backend.status())
+  admin.route({ method: ['GET', 'POST'], url: ADMIN_ROUTES.offline, handler: action('offline'), ...changes })
+  admin.route({ method: ['GET', 'POST'], url: ADMIN_ROUTES.online, handler: action('online'), ...changes })
+  admin.get(ADMIN_ROUTES.status, quiet, async () => await backend.status())
   const metrics = backend.metrics?.bind(backend)
-  if (metrics !== undefined) admin.get('/metrics', quiet, async (_req, reply) => reply.type(PROMETHEUS_TEXT).send(await metrics()))
+  if (metrics !== undefined) admin.get(ADMIN_ROUTES.metrics, quiet, async (_req, reply) => reply.type(PROMETHEUS_TEXT).send(await metrics()))
 
   const port = opts.port === 'auto' ? 0 : opts.port
   try {

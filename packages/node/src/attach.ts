@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { ConsumerTracker, InFlightTracker, InvalidOptionError, LEAVING_STATES, Lifecycle, type LifecycleEvents, type Logger } from '@lameduck/core'
+import { buildStatus, ConsumerTracker, InFlightTracker, InvalidOptionError, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger } from '@lameduck/core'
 import { lifecycleBackend } from './admin-actions.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { workerResponder } from './cluster.ts'
@@ -14,7 +14,6 @@ import { resolveOptions, type AttachOptions, type ResolvedOptions } from './opti
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
 import { exitProcess, installSignals } from './signals.ts'
-import { buildStatus } from './status.ts'
 import { watchWindowEnd } from './window-watch.ts'
 import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
 
@@ -77,7 +76,7 @@ export class Engine {
     this.lifecycle = this.#createLifecycle(inflight)
     this.metrics = new Metrics({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), maxRequestMs: options.maxRequestMs })
     this.#undo.push(() => this.metrics.detach())
-    this.connections = new Connections(server, () => LEAVING_STATES.has(this.lifecycle.state))
+    this.connections = new Connections(server, () => isLeaving(this.lifecycle.state))
     this.requests = requestHook({
       inflight,
       tracker: this.tracker,
@@ -137,7 +136,7 @@ export class Engine {
       } else if (change.from === 'draining' && change.to === 'offline' && !windowOver) {
         this.#goingAway('window') // the drain got there first (same instant)
       }
-      const leaving = LEAVING_STATES.has(change.to)
+      const leaving = isLeaving(change.to)
       this.requests.mark(leaving ? change.to : null)
       // Keep-alive clients parked on an idle connection would hold on to this instance past the window.
       if (leaving) this.connections.sweeper.start(); else this.connections.sweeper.stop()
@@ -253,14 +252,14 @@ export class Engine {
     return probeAnswer(this.lifecycle, kind, this.broken)
   }
 
-  status (): Record<string, unknown> {
-    return buildStatus({
-      lifecycle: this.lifecycle,
-      connections: () => this.connections.stats(),
-      tracker: this.tracker,
-      broken: () => this.broken,
+  /** The /status document, built by core's one builder (the admin protocol's single definition). */
+  status (): LifecycleStatus {
+    return buildStatus(this.lifecycle, {
+      connections: this.connections.stats(),
+      earlyOffline: this.tracker?.describe() ?? null,
+      broken: this.broken?.message ?? null,
       shutdownTimeoutMs: this.options.shutdownTimeoutMs,
-      adminUrl: () => this.admin?.url ?? null
+      adminUrl: this.admin?.url ?? null
     })
   }
 

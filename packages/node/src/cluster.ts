@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster'
-import { InvalidOptionError, type Logger } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, type Logger } from '@lameduck/core'
 import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
 import { serveAdmin, type AdminServer } from './admin.ts'
 import { isLoopback } from './host.ts'
@@ -62,7 +62,7 @@ export interface ClusterAdminOptions {
 export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<AdminServer> {
   if (!cluster.isPrimary) throw new InvalidOptionError('clusterAdmin', 'runs in the cluster primary; in the workers, attach() with admin: false answers it over IPC')
   const host = options.host ?? '127.0.0.1'
-  const port = options.port ?? 54199
+  const port = options.port ?? DEFAULT_ADMIN_PORT
   if (!isLoopback(host) && options.token === undefined) throw new InvalidOptionError('token', `required when host is not loopback ('${host}')`)
   const logger = options.logger ?? stderrLogger()
   let next = 0

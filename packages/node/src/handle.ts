@@ -1,4 +1,4 @@
-import { type Lifecycle, type LifecycleEvents, type OfflineReport } from '@lameduck/core'
+import { type Lifecycle, type LifecycleEvents, type LifecycleStatus, type OfflineReport } from '@lameduck/core'
 import type { Engine } from './attach.ts'
 import { NotListeningError } from './errors.ts'
 import type { ProbeAnswer, ProbeKind } from './probes.ts'
@@ -28,7 +28,7 @@ export interface LameduckHandle {
   online(): Promise<void>
   /** The signal path without a signal: offline sequence, connections go, then the app closes. */
   shutdown(reason?: string): Promise<void>
-  status(): Record<string, unknown>
+  status(): LifecycleStatus
   /** A probe's answer, for a framework serving the routes itself. */
   probe(kind: ProbeKind): ProbeAnswer
   /** The metrics path on the app listener (metrics.listener 'app'), or false. */

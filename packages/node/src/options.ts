@@ -3,7 +3,7 @@ import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type StartupStep, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type StartupStep, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -202,7 +202,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     if (typeof a !== 'object' || a === null) throw new InvalidOptionError('admin', `must be an object like { host, port, token } or false (got ${type(a)})`)
     const host = a.host ?? '127.0.0.1'
     if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError('admin.host', `must be an IP address to bind, e.g. '127.0.0.1' (got ${type(host)})`)
-    const p = a.port === 'auto' ? 'auto' : port('admin.port', a.port ?? 54199, true)
+    const p = a.port === 'auto' ? 'auto' : port('admin.port', a.port ?? DEFAULT_ADMIN_PORT, true)
     if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError('admin.token', 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
     // A token no client can send (spaces at the ends are stripped from headers, control and non-ASCII characters are refused) locks the admin API forever.
     if (a.token !== undefined && !TOKEN.test(a.token)) throw new InvalidOptionError('admin.token', 'must be printable ASCII without spaces at either end (no control characters, no non-ASCII), or no client can send it in an authorization header; check for a trailing newline from the secret file, e.g. token.trim()')
