@@ -12,7 +12,7 @@ import { until } from '../helpers.ts'
 import { ADAPTERS } from './adapters.ts'
 
 const base = (registry = memoryRegistry()): AttachOptions => ({
-  service: 'orders', host: '127.0.0.1', registry, warmup: 0, signals: false, admin: { port: 0 }, logger: silentLogger, windows: { clientFetchMs: 600 }
+  service: 'orders', host: '127.0.0.1', registry, warmupMs: 0, signals: false, admin: { port: 0 }, logger: silentLogger, windows: { clientFetchMs: 600 }
 })
 
 const h2 = (transport: string): boolean => transport === 'h2c' || transport === 'h2'
@@ -25,7 +25,7 @@ for (const adapter of ADAPTERS) {
     test(`${name}: delayed registration, ready/live, /offline then /online`, { skip }, async (t) => {
       const registry = memoryRegistry()
       let dbUp = false
-      const app = await adapter.start(transport, { ...base(registry), delay: 100, readiness: [async () => dbUp], readinessTimeoutMs: 10_000 })
+      const app = await adapter.start(transport, { ...base(registry), delayMs: 100, readiness: [async () => dbUp], readinessTimeoutMs: 10_000 })
       t.after(() => app.close())
       const client = transportClient(transport, app.url)
       t.after(() => client.close())

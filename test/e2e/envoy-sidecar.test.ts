@@ -30,7 +30,7 @@ async function podWithSidecar (id: string, registry: MemoryRegistry, sidecar: bo
     port: envoy.port,
     instanceId: id,
     registry,
-    warmup: 0,
+    warmupMs: 0,
     signals: false,
     admin: { port: 0 },
     windows: { clientFetchMs: windowMs },

@@ -29,7 +29,7 @@ await app.register(lameduck, {
   registry,
   // Stands in for db.ping() or a cache warm-up: nothing is registered before it passes.
   readiness: [async () => Date.now() >= bootedAt],
-  warmup: s.warmupMs,
+  warmupMs: s.warmupMs,
   // Read-only cache + client fetch + balancer refresh: 30 + 30 + 30 s for Ribbon
   // consumers ('eureka-ribbon'), here each times SCALE.
   windows: eurekaWindows({

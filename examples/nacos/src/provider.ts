@@ -22,7 +22,7 @@ await app.register(lameduck, {
   registry: nacosRegistry({ serverList: s.serverList, logger: app.log }),
   // Stands in for db.ping() or a cache warm-up: nothing is registered before it passes.
   readiness: [async () => Date.now() >= bootedAt],
-  warmup: s.warmupMs,
+  warmupMs: s.warmupMs,
   // Push delay + poll period (cacheMillis) + margin: 0.5 + 10 + 1 s (the 'nacos'
   // preset), here each times SCALE.
   windows: nacosWindows({ pushDelayMs: s.pushDelayMs, cacheMillis: s.cacheMillis, marginMs: s.marginMs + s.extraMarginMs }),

@@ -73,7 +73,7 @@ export async function startApp (options: Partial<LameduckOptions> = {}): Promise
     host: '127.0.0.1',
     registry: memoryRegistry(),
     windows: { clientFetchMs: 300 },
-    warmup: 0,
+    warmupMs: 0,
     signals: false,
     admin: { port: 0 },
     ...options

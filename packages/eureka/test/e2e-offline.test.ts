@@ -25,7 +25,7 @@ async function provider (eurekaUrl: string, name: string): Promise<{ app: Fastif
       // Consumers fetch every FETCH_MS and use no balancer cache; 100 ms margin for request latency.
       windows: { responseCacheUpdateIntervalMs: CACHE_MS, registryFetchIntervalMs: FETCH_MS, balancer: 'none', marginMs: 100 }
     }),
-    warmup: 0,
+    warmupMs: 0,
     signals: false,
     admin: { port: 0 }
   })

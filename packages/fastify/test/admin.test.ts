@@ -99,3 +99,17 @@ test('metrics.listener app: Fastify serves /metrics on the app port without a to
   for (const path of ['/offline', '/online', '/status', '/metrics']) assert.equal((await request(`${url}${path}`, { method: 'POST' })).statusCode, 404, path)
   assert.equal(app.lameduck.state, 'serving')
 })
+
+test('delay and warmup still work as deprecated aliases of delayMs and warmupMs: one warning each; both names at once is an error', async (t) => {
+  const lines: string[] = []
+  const logger = { info () {}, error () {}, debug () {}, trace () {}, fatal () {}, child () { return logger }, level: 'info', silent () {}, warn (_o: unknown, msg?: string) { lines.push(String(msg)) } }
+  const app = Fastify({ loggerInstance: logger as never })
+  t.after(() => app.close())
+  await app.register(lameduck, { service: 'x', host: '127.0.0.1', delay: 10, warmup: 5_000, signals: false, admin: false })
+  await app.ready()
+  assert.equal(lines.filter((l) => /'delay' is deprecated, use 'delayMs'/.test(l)).length, 1)
+  assert.equal(lines.filter((l) => /'warmup' is deprecated, use 'warmupMs'/.test(l)).length, 1)
+  const both = Fastify()
+  t.after(() => both.close())
+  await assert.rejects(async () => { await both.register(lameduck, { service: 'x', delay: 10, delayMs: 10, signals: false, admin: false }) }, /delay: is the deprecated name of delayMs: give only delayMs/)
+})

@@ -18,7 +18,7 @@ export async function startApp (options: Partial<LameduckOptions> = {}, routes?:
     host: '127.0.0.1',
     registry,
     windows: { clientFetchMs: 300 },
-    warmup: 0,
+    warmupMs: 0,
     signals: false,
     admin: { port: 0 },
     ...options

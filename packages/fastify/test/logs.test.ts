@@ -12,7 +12,7 @@ test('every log line\'s `lameduck` field is an object: the app\'s, the engine\'s
   const lines: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk: Buffer, _e, done) { for (const l of String(chunk).split('\n')) if (l !== '') lines.push(JSON.parse(l)); done() } })
   const app = Fastify({ loggerInstance: pino({ level: 'debug' }, stream) as unknown as FastifyBaseLogger })
-  await app.register(lameduck, { service: 'orders', host: '127.0.0.1', registry: memoryRegistry(), windows: { clientFetchMs: 100 }, warmup: 0, signals: false, admin: { port: 0, token: 's3cret-admin-token' } })
+  await app.register(lameduck, { service: 'orders', host: '127.0.0.1', registry: memoryRegistry(), windows: { clientFetchMs: 100 }, warmupMs: 0, signals: false, admin: { port: 0, token: 's3cret-admin-token' } })
   await app.listen({ host: '127.0.0.1', port: 0 })
   t.after(() => app.close())
   await until(() => app.lameduck.state === 'serving', 'serving')

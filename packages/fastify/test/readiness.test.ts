@@ -6,7 +6,7 @@ import { startApp, until } from './helpers.ts'
 test('/health/ready is 503 before the delay and while a readiness check fails; registers only then, with metadata', async (t) => {
   let dbUp = false
   const t0 = Date.now()
-  const { app, registry, url } = await startApp({ delay: 300, readiness: [async () => dbUp], readinessTimeoutMs: 10_000, warmup: 120_000, weight: 40 })
+  const { app, registry, url } = await startApp({ delayMs: 300, readiness: [async () => dbUp], readinessTimeoutMs: 10_000, warmupMs: 120_000, weight: 40 })
   t.after(() => app.close())
 
   const before = await request(`${url}/health/ready`)

@@ -69,6 +69,7 @@ export class Engine {
     this.server = server
     this.options = options
     this.log = options.logger ?? stderrLogger()
+    for (const message of options.deprecations) this.log.warn({ lameduck: { deprecated: true } }, message)
     const inflight = new InFlightTracker()
     this.tracker = options.earlyOffline === false
       ? undefined
@@ -103,10 +104,10 @@ export class Engine {
     return new Lifecycle({
       registry: o.registry,
       windows: o.window,
-      delayMs: o.delay,
+      delayMs: o.delayMs,
       readiness: o.readiness,
       readinessTimeoutMs: o.readinessTimeoutMs,
-      warmupMs: o.warmup,
+      warmupMs: o.warmupMs,
       weight: o.weight,
       maxRequestMs: o.maxRequestMs,
       beforeRegister: o.sidecar === false ? [] : o.sidecar.beforeRegister,

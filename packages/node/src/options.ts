@@ -67,12 +67,16 @@ export interface LameduckOptions {
   /** eurekaRegistry(), nacosRegistry(), memoryRegistry(); omit for none (Kubernetes Service only). */
   registry?: Registry
   /** ms to wait after listen before readiness checks start. Default 0. */
+  delayMs?: number
+  /** @deprecated since 0.2: use `delayMs` (same meaning); removed in the next minor version. */
   delay?: number
   /** All must pass before registering and before /health/ready is 200. */
   readiness?: ReadinessCheck[]
   /** Startup fails (and /health/live turns 503) if readiness has not passed by then. Default 60 000. */
   readinessTimeoutMs?: number
   /** Warmup published as metadata, ms. Default 120 000. */
+  warmupMs?: number
+  /** @deprecated since 0.2: use `warmupMs` (same meaning); removed in the next minor version. */
   warmup?: number
   /** Weight published as metadata. Default 100. */
   weight?: number
@@ -115,10 +119,12 @@ export interface ResolvedOptions {
   instanceId: string | undefined
   metadata: Record<string, string>
   registry: Registry | undefined
-  delay: number
+  delayMs: number
   readiness: ReadinessCheck[]
   readinessTimeoutMs: number
-  warmup: number
+  warmupMs: number
+  /** Deprecated option names that were used, with the message to log once. */
+  deprecations: string[]
   weight: number
   window: PropagationWindow
   maxRequestMs: number
@@ -145,7 +151,7 @@ export interface ResolvedSidecar {
 
 export interface ResolvedMetrics { listener: 'app' | 'admin' | false, path: string, registry: PromRegistryLike | undefined }
 
-const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delay', 'readiness', 'readinessTimeoutMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes', 'metrics', 'logger', 'serveRoutes', 'closeApp', 'terminate'])
+const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delayMs', 'delay', 'readiness', 'readinessTimeoutMs', 'warmupMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes', 'metrics', 'logger', 'serveRoutes', 'closeApp', 'terminate'])
 
 export function type (v: unknown): string {
   if (v === null) return 'null'
@@ -183,9 +189,16 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     assertDuration(name, v)
     return v
   }
-  const delay = duration('delay', 0)
+  const deprecations: string[] = []
+  const renamed = (old: 'delay' | 'warmup', name: 'delayMs' | 'warmupMs', fallback: number): number => {
+    if (o[old] === undefined) return duration(name, fallback)
+    if (o[name] !== undefined) throw new InvalidOptionError(old, `is the deprecated name of ${name}: give only ${name}`)
+    deprecations.push(`lameduck: the option '${old}' is deprecated, use '${name}' (same value, in ms); '${old}' goes in the next minor version`)
+    return duration(old, fallback)
+  }
+  const delayMs = renamed('delay', 'delayMs', 0)
   const readinessTimeoutMs = duration('readinessTimeoutMs', 60_000)
-  const warmup = duration('warmup', 120_000)
+  const warmupMs = renamed('warmup', 'warmupMs', 120_000)
   const maxRequestMs = duration('maxRequestMs', SHUTDOWN_DEFAULTS.maxRequestMs)
   if (o.readiness !== undefined && (!Array.isArray(o.readiness) || o.readiness.some((c) => typeof c !== 'function'))) {
     throw new InvalidOptionError('readiness', 'must be an array of functions, e.g. [async () => db.ping()]')
@@ -248,10 +261,11 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     instanceId: o.instanceId,
     metadata: o.metadata ?? {},
     registry: o.registry,
-    delay,
+    delayMs,
     readiness: o.readiness ?? [],
     readinessTimeoutMs,
-    warmup,
+    warmupMs,
+    deprecations,
     weight,
     window,
     maxRequestMs,

@@ -36,7 +36,7 @@ test('/health/live on the app port says only the state; the readiness error (a s
 test('/offline and /online before listen() answer 409 "not listening yet"; the handle rejects with NotListeningError; after listen it goes online', async (t) => {
   const registry = memoryRegistry()
   const server = createServer(appHandler())
-  const handle = await attach(server, { service: 'orders', host: '127.0.0.1', registry, windows: { clientFetchMs: 200 }, warmup: 0, signals: false, admin: { port: 0 }, logger: memoryLog().logger })
+  const handle = await attach(server, { service: 'orders', host: '127.0.0.1', registry, windows: { clientFetchMs: 200 }, warmupMs: 0, signals: false, admin: { port: 0 }, logger: memoryLog().logger })
   t.after(async () => { server.close(); await handle.close() })
   for (const path of ['/offline', '/offline?wait=true', '/online', '/online?wait=1']) {
     const res = await request(`${handle.adminUrl!}${path}`, { method: 'POST' })
@@ -116,7 +116,7 @@ test('a listen address that cannot reach the advertised host is warned about onc
   for (const [listen, advertised, warned] of cases) {
     const log = memoryLog()
     const server = createServer(appHandler())
-    const handle = await attach(server, { service: 'x', host: advertised, signals: false, admin: false, warmup: 0, logger: log.logger })
+    const handle = await attach(server, { service: 'x', host: advertised, signals: false, admin: false, warmupMs: 0, logger: log.logger })
     await new Promise<void>((resolve) => server.listen(0, listen, resolve))
     await until(() => handle.state === 'serving', 'serving')
     const warnings = log.lines.filter((l) => l.level === 40 && /advertising .* to the registry, but/.test(l.msg))

@@ -71,7 +71,7 @@ test('attach to a server already listening starts the lifecycle at once', async 
   const server = createServer(appHandler())
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const registry = memoryRegistry()
-  const lameduck = await attach(server, { service: 'x', host: '127.0.0.1', registry, signals: false, admin: false, warmup: 0, logger: silentLogger })
+  const lameduck = await attach(server, { service: 'x', host: '127.0.0.1', registry, signals: false, admin: false, warmupMs: 0, logger: silentLogger })
   t.after(async () => { server.close(); await lameduck.close() })
   await until(() => lameduck.state === 'serving', 'serving')
   assert.equal(registry.registered('x')[0]?.port, (server.address() as { port: number }).port)

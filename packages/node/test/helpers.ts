@@ -47,7 +47,7 @@ export async function startServer (options: Partial<AttachOptions> = {}, transpo
     host: '127.0.0.1',
     registry,
     windows: { clientFetchMs: 300 },
-    warmup: 0,
+    warmupMs: 0,
     signals: false,
     admin: { port: 0 },
     logger: silentLogger,
