@@ -2,9 +2,8 @@ import { setInterval as every } from 'node:timers'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, urlFlag } from '../args.ts'
 import { createProgress, type StatusView } from '../drain-progress.ts'
-import { delay } from '../delay.ts'
 import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
-import { DEFAULT_ADMIN_URL, isStopping, type OfflineReport } from '@lameduck/core'
+import { DEFAULT_ADMIN_URL, isStopping, sleep, systemClock, type OfflineReport } from '@lameduck/core'
 
 export { DEFAULT_ADMIN_URL }
 const LABEL = 'lameduck prestop'
@@ -74,7 +73,7 @@ async function run (ctx: CommandContext): Promise<number> {
     const redraw = progress.tty ? every(() => { if (last) progress.show(last) }, REDRAW_MS).unref() : undefined
     try {
       while (!stop.aborted) {
-        await delay(POLL_MS, stop)
+        await sleep(systemClock, POLL_MS, stop, { resolveOnAbort: true })
         if (stop.aborted) break
         try {
           const answer = await call(agent, statusUrl, { token, signal: stop, timeoutMs: 2_000 })

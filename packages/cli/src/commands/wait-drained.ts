@@ -1,8 +1,7 @@
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag } from '../args.ts'
-import { delay } from '../delay.ts'
 import { call, createAgent, networkFailure } from '../http.ts'
-import { DEFAULT_ADMIN_URL } from '@lameduck/core'
+import { DEFAULT_ADMIN_URL, sleep, systemClock } from '@lameduck/core'
 
 const LABEL = 'lameduck wait-drained'
 /** The app no longer needs its sidecar in these states. */
@@ -102,7 +101,7 @@ async function run (ctx: CommandContext): Promise<number> {
         ctx.stderr.write(`${LABEL}: the app was not offline after ${formatSeconds(timeoutMs)} (last: ${last}); letting the sidecar stop anyway\n`)
         return EXIT.FAILED
       }
-      await delay(timeoutMs > 0 ? Math.min(intervalMs, timeoutMs - elapsed) : intervalMs, ctx.signal)
+      await sleep(systemClock, timeoutMs > 0 ? Math.min(intervalMs, timeoutMs - elapsed) : intervalMs, ctx.signal, { resolveOnAbort: true })
     }
   } finally {
     await agent.destroy()
