@@ -2,6 +2,7 @@
 // private Agent per command run (closed at the end), JSON answers, and network
 // errors turned into a sentence a person can act on.
 import { Agent, request, type Dispatcher } from 'undici'
+import { networkErrorCode, networkErrorKind } from '@lameduck/core'
 
 export interface HttpAnswer {
   status: number
@@ -47,31 +48,22 @@ export async function call (dispatcher: Dispatcher, url: URL, options: HttpOptio
 
 export type NetworkFailure = 'refused' | 'dns' | 'timeout' | 'closed' | 'aborted' | 'other'
 
-/** Classifies a failed request: what happened, in words, and how. */
+/** Classifies a failed request (core's networkErrorKind): what happened, in words, and how. */
 export function networkFailure (err: unknown, url: URL): { kind: NetworkFailure, reason: string } {
-  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }
-  const code = e?.code ?? e?.cause?.code ?? ''
   const where = url.host
-  switch (code) {
-    case 'ECONNREFUSED':
+  switch (networkErrorKind(err)) {
+    case 'refused':
       return { kind: 'refused', reason: `nothing is listening at ${where} (connection refused)` }
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
+    case 'dns':
       return { kind: 'dns', reason: `cannot resolve '${url.hostname}'` }
-    case 'ETIMEDOUT':
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return { kind: 'timeout', reason: `${where} did not accept the connection (${code})` }
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
+    case 'unreachable':
+      return { kind: 'timeout', reason: `${where} did not accept the connection (${networkErrorCode(err)})` }
+    case 'timeout':
       return { kind: 'timeout', reason: `${where} did not answer in time` }
-    case 'ECONNRESET':
-    case 'EPIPE':
-    case 'UND_ERR_SOCKET':
-    case 'UND_ERR_CLOSED':
+    case 'reset':
       return { kind: 'closed', reason: `${where} closed the connection before answering` }
+    case 'aborted':
+      return { kind: 'aborted', reason: 'interrupted' }
   }
-  if (e?.name === 'AbortError' || code === 'ABORT_ERR') return { kind: 'aborted', reason: 'interrupted' }
-  return { kind: 'other', reason: `${where}: ${e?.message ?? String(err)}` }
+  return { kind: 'other', reason: `${where}: ${(err as Error | undefined)?.message ?? String(err)}` }
 }

@@ -7,12 +7,23 @@ import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, KILL_MARGIN_S, type Plan } from 
 
 const q = (s: string): string => JSON.stringify(s)
 
-export function renderPlanYaml (plan: Plan, commandLine: string): string {
-  const w = plan.window
-  const out: string[] = []
-  const line = (s = ''): void => { out.push(s) }
-  const sec = formatSeconds
+type Line = (s?: string) => void
+const sec = formatSeconds
 
+export function renderPlanYaml (plan: Plan, commandLine: string): string {
+  const out: string[] = []
+  const line: Line = (s = '') => { out.push(s) }
+  header(plan, line, commandLine)
+  metadata(plan, line)
+  podSpec(plan, line)
+  appContainer(plan, line)
+  istioProxy(plan, line)
+  return out.join('\n') + '\n'
+}
+
+/** Where the numbers come from, and the plugin options that go with them. */
+function header (plan: Plan, line: Line, commandLine: string): void {
+  const w = plan.window
   line(`# ${commandLine}`)
   line('#')
   line(`# Propagation window: ${sec(w.totalMs)}, how long consumers may still route to an`)
@@ -29,6 +40,10 @@ export function renderPlanYaml (plan: Plan, commandLine: string): string {
   line('#')
   line('# Patch for a Deployment, StatefulSet or DaemonSet: merge into spec.template')
   line('# (e.g. kubectl patch deployment NAME --type strategic --patch-file plan.yaml).')
+}
+
+/** spec.template.metadata: the annotations doctor reads, and Istio's proxy settings. */
+function metadata (plan: Plan, line: Line): void {
   line('spec:')
   line('  template:')
   line('    metadata:')
@@ -52,6 +67,10 @@ export function renderPlanYaml (plan: Plan, commandLine: string): string {
     line(`            EXIT_ON_ZERO_ACTIVE_CONNECTIONS: ${q(pc.proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS)}`)
     line(`            MINIMUM_DRAIN_DURATION: ${pc.proxyMetadata.MINIMUM_DRAIN_DURATION}`)
   }
+}
+
+/** The grace period, and Envoy as a native sidecar. */
+function podSpec (plan: Plan, line: Line): void {
   line('    spec:')
   line('      # kubelet SIGKILLs the pod this long after preStop starts: the plugin\'s shutdownTimeoutMs')
   line(`      # ${sec(plan.shutdownTimeoutMs)} + ${KILL_MARGIN_S} s margin${plan.istio ? ` + ${ISTIO_MINIMUM_DRAIN_S} s for the proxy's MINIMUM_DRAIN_DURATION` : ''}`)
@@ -63,6 +82,11 @@ export function renderPlanYaml (plan: Plan, commandLine: string): string {
     line('          # so it needs no preStop; the plugin drains it after the window (sidecar option)')
     line('          restartPolicy: Always')
   }
+}
+
+/** The app container: preStop and readiness probe. */
+function appContainer (plan: Plan, line: Line): void {
+  const w = plan.window
   line('      containers:')
   line(`        - name: ${plan.container}`)
   line('          lifecycle:')
@@ -80,6 +104,10 @@ export function renderPlanYaml (plan: Plan, commandLine: string): string {
   line(`              port: ${p.httpGet.port}`)
   line(`            periodSeconds: ${p.periodSeconds}`)
   line(`            failureThreshold: ${p.failureThreshold}`)
+}
+
+/** The istio-proxy container's preStop (wait-drained). */
+function istioProxy (plan: Plan, line: Line): void {
   if (plan.istio) {
     line('        - name: istio-proxy  # merged by Istio into the injected sidecar')
     line('          image: auto')
@@ -90,7 +118,6 @@ export function renderPlanYaml (plan: Plan, commandLine: string): string {
     line('                # the whole drain (the proxy container needs the lameduck binary: see examples/k8s)')
     line(`                command: [${plan.istio.sidecarPreStop.exec.command.map(q).join(', ')}]`)
   }
-  return out.join('\n') + '\n'
 }
 
 function shutdownWhy (plan: Plan): string {

@@ -16,17 +16,23 @@ export const systemClock: Clock = {
   clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout)
 }
 
-/** Resolves after `ms` on `clock`, or rejects with the signal's reason when aborted. */
-export function sleep (clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+export interface SleepOptions {
+  /** Resolve at once when the signal aborts instead of rejecting: for loops that check the signal themselves. */
+  resolveOnAbort?: boolean
+}
+
+/** Resolves after `ms` on `clock`, or rejects with the signal's reason when aborted (resolves, with `resolveOnAbort`). */
+export function sleep (clock: Clock, ms: number, signal?: AbortSignal, options: SleepOptions = {}): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(signal.reason); return }
+    const aborted = (): void => { if (options.resolveOnAbort === true) resolve(); else reject(signal!.reason) }
+    if (signal?.aborted) { aborted(); return }
     const timer = clock.setTimeout(() => {
       signal?.removeEventListener('abort', onAbort)
       resolve()
     }, Math.max(0, ms))
     function onAbort (): void {
       clock.clearTimeout(timer)
-      reject(signal!.reason)
+      aborted()
     }
     signal?.addEventListener('abort', onAbort, { once: true })
   })

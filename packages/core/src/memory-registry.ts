@@ -16,25 +16,68 @@ export interface MemoryRegistry extends Registry, Discovery {
   registered(service: string): Instance[]
 }
 
+type Tables = Map<string, Map<string, Instance>>
+
 /** An in-process Registry and Discovery; with `propagationDelayMs` it models a caching registry. */
 export function memoryRegistry (options: MemoryRegistryOptions = {}): MemoryRegistry {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionError('memoryRegistry', 'options must be an object')
   const delay = options.propagationDelayMs ?? 0
   assertDuration('propagationDelayMs', delay)
-  const clock = options.clock ?? systemClock
+  const truth: Tables = new Map()
+  const view = delayedView(delay, options.clock ?? systemClock)
+  let closed = false
+  const assertOpen = (op: string): void => {
+    if (closed) throw new InvalidOptionError('memoryRegistry', `${op} after close()`)
+  }
 
-  const truth = new Map<string, Map<string, Instance>>()
-  const visible = new Map<string, Map<string, Instance>>()
+  return {
+    async register (instance) {
+      assertOpen('register')
+      const copy = structuredClone(instance)
+      table(truth, instance.service).set(instance.id, copy)
+      view.publish(instance.service, (t) => t.set(copy.id, copy))
+    },
+    async deregister (instance) {
+      assertOpen('deregister')
+      table(truth, instance.service).delete(instance.id)
+      view.publish(instance.service, (t) => t.delete(instance.id))
+    },
+    async setStatus (instance, status) {
+      assertOpen('setStatus')
+      const current = table(truth, instance.service).get(instance.id)
+      if (current === undefined) return
+      const copy = { ...current, status }
+      table(truth, instance.service).set(instance.id, copy)
+      view.publish(instance.service, (t) => t.set(copy.id, copy))
+    },
+    registered (service) {
+      return [...table(truth, service).values()].map((i) => structuredClone(i))
+    },
+    instances: (service) => view.upList(service),
+    subscribe: (service, onChange) => view.subscribe(service, onChange),
+    async close () {
+      closed = true
+      view.close()
+    },
+    describe () {
+      return { type: 'memory', propagationDelayMs: delay }
+    },
+    windows: { clientFetchMs: delay }
+  }
+}
+
+function table (map: Tables, service: string): Map<string, Instance> {
+  const key = serviceKey(service)
+  let t = map.get(key)
+  if (t === undefined) { t = new Map(); map.set(key, t) }
+  return t
+}
+
+/** What discovery sees: each change applied `delay` ms after the registry took it, then pushed to subscribers. */
+function delayedView (delay: number, clock: Clock) {
+  const visible: Tables = new Map()
   const listeners = new Map<string, Set<(list: Instance[]) => void>>()
   const timers = new Set<ReturnType<Clock['setTimeout']>>()
-  let closed = false
-
-  function table (map: Map<string, Map<string, Instance>>, service: string): Map<string, Instance> {
-    const key = serviceKey(service)
-    let t = map.get(key)
-    if (t === undefined) { t = new Map(); map.set(key, t) }
-    return t
-  }
 
   function upList (service: string): Instance[] {
     const t = visible.get(serviceKey(service))
@@ -44,66 +87,32 @@ export function memoryRegistry (options: MemoryRegistryOptions = {}): MemoryRegi
     return list
   }
 
-  function publish (service: string, apply: (t: Map<string, Instance>) => void): void {
-    const run = (): void => {
-      apply(table(visible, service))
-      const subs = listeners.get(serviceKey(service))
-      if (subs === undefined) return
-      const list = upList(service)
-      for (const fn of subs) fn(list)
-    }
-    if (delay === 0) { run(); return }
-    const timer = clock.setTimeout(() => { timers.delete(timer); run() }, delay)
-    timer.unref?.()
-    timers.add(timer)
-  }
-
-  function assertOpen (op: string): void {
-    if (closed) throw new InvalidOptionError('memoryRegistry', `${op} after close()`)
-  }
-
   return {
-    async register (instance) {
-      assertOpen('register')
-      const copy = structuredClone(instance)
-      table(truth, instance.service).set(instance.id, copy)
-      publish(instance.service, (t) => t.set(copy.id, copy))
+    upList,
+    publish (service: string, apply: (t: Map<string, Instance>) => void): void {
+      const run = (): void => {
+        apply(table(visible, service))
+        const subs = listeners.get(serviceKey(service))
+        if (subs === undefined) return
+        const list = upList(service)
+        for (const fn of subs) fn(list)
+      }
+      if (delay === 0) { run(); return }
+      const timer = clock.setTimeout(() => { timers.delete(timer); run() }, delay)
+      timer.unref?.()
+      timers.add(timer)
     },
-    async deregister (instance) {
-      assertOpen('deregister')
-      table(truth, instance.service).delete(instance.id)
-      publish(instance.service, (t) => t.delete(instance.id))
-    },
-    async setStatus (instance, status) {
-      assertOpen('setStatus')
-      const current = table(truth, instance.service).get(instance.id)
-      if (current === undefined) return
-      const copy = { ...current, status }
-      table(truth, instance.service).set(instance.id, copy)
-      publish(instance.service, (t) => t.set(copy.id, copy))
-    },
-    registered (service) {
-      return [...table(truth, service).values()].map((i) => structuredClone(i))
-    },
-    instances (service) {
-      return upList(service)
-    },
-    subscribe (service, onChange) {
+    subscribe (service: string, onChange: (list: Instance[]) => void): () => void {
       const key = serviceKey(service)
       let subs = listeners.get(key)
       if (subs === undefined) { subs = new Set(); listeners.set(key, subs) }
       subs.add(onChange)
       return () => { subs.delete(onChange) }
     },
-    async close () {
-      closed = true
+    close (): void {
       for (const t of timers) clock.clearTimeout(t)
       timers.clear()
       listeners.clear()
-    },
-    describe () {
-      return { type: 'memory', propagationDelayMs: delay }
-    },
-    windows: { clientFetchMs: delay }
+    }
   }
 }

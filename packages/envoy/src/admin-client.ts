@@ -1,6 +1,6 @@
 // Envoy admin API client over undici. Every failure becomes an EnvoyAdminError with a
 // stable code and the URL it concerned; parsing is left to the pure parsers.
-import { InvalidOptionError, redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
+import { InvalidOptionError, isConnectFailure, isReset, networkErrorCode, redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
 import { Agent, request, type Dispatcher } from 'undici'
 import { CONNECTION_STATS_PATHS, countConnections, type ConnectionCount, type ConnectionCountMethod } from './count-connections.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
@@ -70,7 +70,6 @@ export interface ServerInfo {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED'])
 
 export class EnvoyAdmin {
   /** The admin base URL as it may be shown (messages, logs, describe()): userinfo redacted. */
@@ -134,9 +133,10 @@ export class EnvoyAdmin {
       if (timeout.aborted) {
         throw new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy admin did not answer within ${options.timeoutMs ?? this.timeoutMs} ms`, details, { cause: err })
       }
-      const code = errorCode(err)
+      const code = networkErrorCode(err)
       const message = redactText(err instanceof Error ? err.message : String(err))
-      if (UNREACHABLE_CODES.has(code)) {
+      // Never reached, or gone mid-request: Envoy (and its connections) is not there.
+      if (isConnectFailure(err) || isReset(err)) {
         throw new EnvoyAdminError(ENVOY_ERROR_CODES.UNREACHABLE, `Envoy admin unreachable: ${message.includes(code) ? message : `${code} ${message}`}`, details, { cause: err })
       }
       // Not HTTP on the other end (parser errors) or an undici misuse.
@@ -262,13 +262,6 @@ export function drainListenersPath ({ inboundOnly = false, graceful = true, skip
 
 function definedOnly<T extends object> (o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k !== 'signal')) as Partial<T>
-}
-
-function errorCode (err: unknown): string {
-  const e = err as { code?: unknown, cause?: { code?: unknown } } | null
-  if (typeof e?.code === 'string') return e.code
-  if (typeof e?.cause?.code === 'string') return e.cause.code
-  return ''
 }
 
 /** `authorization: Basic` from a URL's userinfo, none without. */

@@ -2,10 +2,11 @@
 // before registering, wait until Envoy is LIVE; after the propagation window, drain
 // Envoy and wait for its downstream connections to go. The drain step never throws on
 // Envoy failures and never ends early because of them: it reports through ctx.problem.
-import { backoffDelay, InvalidOptionError, SHUTDOWN_DEFAULTS, sleep, type BackoffOptions, type DrainStep, type StartupStep } from '@lameduck/core'
+import { InvalidOptionError, SHUTDOWN_DEFAULTS, type BackoffOptions, type DrainStep, type StartupStep } from '@lameduck/core'
 import { EnvoyAdmin, type ConnectionCountOptions } from './admin-client.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
 import { ISTIO_INBOUND_LISTENERS } from './count-connections.ts'
+import { CONTOUR_BACKOFF, drainEnvoy, type DrainProgress } from './drain-envoy.ts'
 import { count, duration, flag, oneOf, strings } from './options.ts'
 
 export type SidecarDrain = 'listeners' | 'healthcheck' | false
@@ -87,8 +88,6 @@ export interface EnvoySidecar {
   close(): Promise<void>
 }
 
-const CONTOUR_BACKOFF: BackoffOptions = { initialMs: 200, factor: 5, maxMs: 5000, jitter: 0.1 }
-
 export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionError('sidecar', 'must be an object, e.g. { envoyAdmin: \'http://127.0.0.1:15000\', waitReady: true, drain: \'listeners\' }')
   const given = options.envoyAdmin
@@ -96,8 +95,19 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
   const admin = given instanceof EnvoyAdmin
     ? given
     : prefixed(() => new EnvoyAdmin({ url: given, timeoutMs: options.timeoutMs, connections: options.connections }))
+  const o = resolveSidecarOptions(options, admin.url)
+  return {
+    beforeRegister: o.waitReady ? [readyStep(admin, o)] : [],
+    afterWindow: o.drain === false ? [] : [drainStep(admin, o, o.drain)],
+    admin,
+    options: o,
+    close: () => owned ? admin.close() : Promise.resolve()
+  }
+}
+
+function resolveSidecarOptions (options: EnvoySidecarOptions, adminUrl: string): ResolvedEnvoySidecarOptions {
   const o: ResolvedEnvoySidecarOptions = {
-    adminUrl: admin.url,
+    adminUrl,
     waitReady: flag('sidecar.waitReady', options.waitReady, true),
     readyTimeoutMs: duration('sidecar.readyTimeoutMs', options.readyTimeoutMs, 60_000),
     readyIntervalMs: duration('sidecar.readyIntervalMs', options.readyIntervalMs, 500, { positive: true }),
@@ -117,89 +127,72 @@ export function envoySidecar (options: EnvoySidecarOptions = {}): EnvoySidecar {
   if (o.minDrainMs > o.drainTimeoutMs) {
     throw new InvalidOptionError('sidecar.minDrainMs', `(${o.minDrainMs} ms) must not exceed sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms)`)
   }
+  return o
+}
 
-  const beforeRegister: StartupStep[] = !o.waitReady
-    ? []
-    : [{
-        name: 'envoy ready',
-        async run ({ signal, clock, logger }) {
-          logger.info({ envoy: { url: o.adminUrl } }, `lameduck: waiting for Envoy at ${o.adminUrl} to be LIVE`)
-          await admin.waitReady({ timeoutMs: o.readyTimeoutMs, intervalMs: o.readyIntervalMs, signal, clock })
-        }
-      }]
-
-  const afterWindow: DrainStep[] = o.drain === false
-    ? []
-    : [{
-        name: 'envoy drain',
-        async run ({ signal, clock, logger, problem }) {
-          const started = clock.now()
-          const action = o.drain === 'listeners' ? 'drain_listeners' : 'healthcheck/fail'
-          const call = (): Promise<void> => o.drain === 'listeners'
-            ? admin.drainListeners({ inboundOnly: o.inboundOnly, graceful: true, skipExit: o.skipExit, signal })
-            : admin.failHealthcheck({ signal })
-          // The whole step, retries of the drain call included, is bounded by drainTimeoutMs
-          // (plus at most one admin request in flight at the deadline): the shutdown budget counts on it.
-          const deadline = started + o.drainTimeoutMs
-          let lastErr: unknown
-          for (let attempt = 1; attempt <= o.drainAttempts; attempt++) {
-            try {
-              await call()
-              lastErr = undefined
-              break
-            } catch (err) {
-              if (signal.aborted) throw signal.reason
-              lastErr = err
-              // A 4xx will not change on retry: wrong URL or an Envoy that refuses the call.
-              const permanent = err instanceof EnvoyAdminError && err.statusCode !== undefined && err.statusCode < 500
-              logger.warn({ err, envoy: { action, attempt } }, `lameduck: Envoy ${action} attempt ${attempt} failed`)
-              if (permanent || attempt === o.drainAttempts) break
-              const delayMs = backoffDelay(attempt, o.drainBackoff)
-              if (clock.now() + delayMs >= deadline) break
-              await sleep(clock, delayMs, signal)
-            }
-          }
-          if (lastErr !== undefined) {
-            // Nothing was drained, so there is nothing to wait for.
-            problem(lastErr)
-            return
-          }
-          logger.info({ envoy: { action, url: o.adminUrl } }, `lameduck: Envoy ${action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
-          const reported = new Set<string>()
-          const result = await admin.waitForConnections({
-            max: o.maxOpenConnections,
-            minDrainMs: o.minDrainMs,
-            intervalMs: o.checkIntervalMs,
-            unavailableWaitMs: o.unavailableWaitMs,
-            inboundListeners: o.inboundListeners,
-            deadline,
-            signal,
-            clock,
-            onPoll: (n) => logger.debug({ envoy: { activeConnections: n } }, 'lameduck: Envoy connections'),
-            onError: (err) => {
-              // Each kind of failure once: a dead stats endpoint polled for 30 s is one problem.
-              const key = err instanceof EnvoyAdminError ? err.code : String(err)
-              if (reported.has(key)) return
-              reported.add(key)
-              problem(err)
-            }
-          })
-          if (result.outcome === 'unavailable') {
-            logger.info({ envoy: { waitedMs: result.elapsedMs } }, `lameduck: Envoy does not expose its connection count; waited ${result.elapsedMs} ms (sidecar.unavailableWaitMs)`)
-          }
-          if (result.outcome === 'deadline') {
-            const last = result.count === -1 ? 'no successful reading' : `${result.count} still open`
-            problem(new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy connections did not drain to ≤ ${o.maxOpenConnections} within sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms): ${last}`, { url: admin.url, method: 'GET' }))
-          }
-        }
-      }]
-
+function readyStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions): StartupStep {
   return {
-    beforeRegister,
-    afterWindow,
-    admin,
-    options: o,
-    close: () => owned ? admin.close() : Promise.resolve()
+    name: 'envoy ready',
+    async run ({ signal, clock, logger }) {
+      logger.info({ envoy: { url: o.adminUrl } }, `lameduck: waiting for Envoy at ${o.adminUrl} to be LIVE`)
+      await admin.waitReady({ timeoutMs: o.readyTimeoutMs, intervalMs: o.readyIntervalMs, signal, clock })
+    }
+  }
+}
+
+function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy: 'listeners' | 'healthcheck'): DrainStep {
+  return {
+    name: 'envoy drain',
+    async run ({ signal, clock, logger, problem }) {
+      const reported = new Set<string>()
+      const onProgress = (event: DrainProgress): void => {
+        switch (event.type) {
+          case 'attempt-failed':
+            logger.warn({ err: event.error, envoy: { action: event.call.action, attempt: event.attempt } }, `lameduck: Envoy ${event.call.action} attempt ${event.attempt} failed`)
+            break
+          case 'sent':
+            logger.info({ envoy: { action: event.call.action, url: o.adminUrl } }, `lameduck: Envoy ${event.call.action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
+            break
+          case 'poll':
+            logger.debug({ envoy: { activeConnections: event.count } }, 'lameduck: Envoy connections')
+            break
+          case 'poll-error': {
+            // Each kind of failure once: a dead stats endpoint polled for 30 s is one problem.
+            const key = event.error instanceof EnvoyAdminError ? event.error.code : String(event.error)
+            if (reported.has(key)) return
+            reported.add(key)
+            problem(event.error)
+          }
+        }
+      }
+      // The whole step, retries of the drain call included, is bounded by drainTimeoutMs
+      // (plus at most one admin request in flight at the deadline): the shutdown budget counts on it.
+      const result = await drainEnvoy(admin, {
+        strategy,
+        inboundOnly: o.inboundOnly,
+        skipExit: o.skipExit,
+        attempts: o.drainAttempts,
+        backoff: o.drainBackoff,
+        maxOpenConnections: o.maxOpenConnections,
+        minDrainMs: o.minDrainMs,
+        checkIntervalMs: o.checkIntervalMs,
+        timeoutMs: o.drainTimeoutMs,
+        unavailableWaitMs: o.unavailableWaitMs,
+        inboundListeners: o.inboundListeners,
+        signal,
+        clock,
+        onProgress
+      })
+      // Nothing was drained, so there is nothing to wait for.
+      if (result.outcome === 'not-sent') problem(result.error)
+      if (result.outcome === 'unavailable') {
+        logger.info({ envoy: { waitedMs: result.elapsedMs } }, `lameduck: Envoy does not expose its connection count; waited ${result.elapsedMs} ms (sidecar.unavailableWaitMs)`)
+      }
+      if (result.outcome === 'deadline') {
+        const last = result.count === -1 ? 'no successful reading' : `${result.count} still open`
+        problem(new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy connections did not drain to ≤ ${o.maxOpenConnections} within sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms): ${last}`, { url: admin.url, method: 'GET' }))
+      }
+    }
   }
 }
 

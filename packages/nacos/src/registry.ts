@@ -8,6 +8,7 @@ import { createSdkBridge, type SdkBridge } from './sdk-bridge.ts'
 import { sdkLogger } from './sdk-logger.ts'
 import type { NamingClient, SdkInstance } from './sdk-types.ts'
 import { ServiceCache } from './service-cache.ts'
+import { keyedQueue, type KeyedQueue } from './keyed-queue.ts'
 
 export interface NacosDiscovery extends Discovery {
   /** Waits until the naming client has started (its UDP push receiver is bound). */
@@ -38,125 +39,34 @@ function checkInstance (instance: Instance): void {
   if (!Number.isInteger(instance.port) || instance.port < 1 || instance.port > 65535) throw new InvalidOptionError('instance.port', `must be a port from 1 to 65535, got ${String(instance.port)}`)
 }
 
+interface Target extends Registered { key: string }
+interface Sdk { bridge: SdkBridge, cache: ServiceCache, heartbeats: Heartbeats }
+
+/** One registry's state, shared by the steps below. */
+interface NacosState {
+  readonly o: ResolvedNacosOptions
+  /** The SDK, created on first use; null until then. */
+  current: Sdk | null
+  closing: Promise<void> | null
+  lastError: { operation: string, message: string, at: number } | null
+  readonly registered: Map<string, Registered>
+  readonly queue: KeyedQueue
+}
+
 function createNacos (options: NacosRegistryOptions, factory: string): NacosRegistry {
-  const o: ResolvedNacosOptions = resolveOptions(options, factory)
-  const log = o.logger
-  let bridge: SdkBridge | null = null
-  let cache: ServiceCache | null = null
-  let heartbeats: Heartbeats | null = null
-  let closing: Promise<void> | null = null
-  let lastError: { operation: string, message: string, at: number } | null = null
-  const registered = new Map<string, Registered>()
-  // One instance's register/deregister calls run one at a time, in the order issued: the
-  // SDK's calls cannot be cancelled, so a caller that gave up on a slow DELETE must not
-  // see the register it sends next land first (and the late DELETE undo it).
-  const locks = new Map<string, Promise<void>>()
-  const exclusive = (key: string, signal: AbortSignal | undefined, fn: () => Promise<void>): Promise<void> => {
-    const run = (locks.get(key) ?? Promise.resolve()).then(() => {
-      signal?.throwIfAborted() // the caller gave up while it waited its turn: never send it
-      return fn()
-    })
-    const tail = run.then(() => {}, () => {})
-    locks.set(key, tail)
-    tail.then(() => { if (locks.get(key) === tail) locks.delete(key) }, () => {})
-    return run
-  }
-
-  // The client binds a UDP socket when created: do it on first use, not at configuration time.
-  const sdk = (): { bridge: SdkBridge, cache: ServiceCache, heartbeats: Heartbeats } => {
-    if (bridge === null) {
-      const clientOptions = { ...o.client, logger: o.client.logger ?? sdkLogger(log), namespace: o.namespace, ...(o.serverList === undefined ? {} : { serverList: [...o.serverList] }) }
-      const b = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log)
-      bridge = b
-      cache = new ServiceCache({ bridge: b, group: o.group, clusters: o.clusters.join(','), logger: log })
-      heartbeats = new Heartbeats({ send: (service, beat) => b.sendBeat(service, beat), logger: log })
-    }
-    return { bridge, cache: cache!, heartbeats: heartbeats! }
-  }
-
-  const started = async (b: SdkBridge): Promise<void> => {
-    await withTimeout(b.ready(), o.readyTimeoutMs, () => new TimeoutError('nacos naming client start', o.readyTimeoutMs))
-  }
-
-  const fail = (operation: string, where: string, err: unknown): RegistryError => {
-    const message = `${where}: ${err instanceof Error ? err.message : String(err)}`
-    lastError = { operation, message, at: Date.now() }
-    return new RegistryError(operation, message, { cause: err })
-  }
-
-  const keyOf = (instance: Instance): string => `${serviceKey(instance.service)}|${instance.host}|${instance.port}`
-
-  const target = (instance: Instance): Registered & { key: string } => {
-    const { weight } = parseWarmupMetadata(instance.metadata)
-    const nacosWeight = o.nacosWeight(weight)
-    if (typeof nacosWeight !== 'number' || !Number.isFinite(nacosWeight) || nacosWeight < 0 || nacosWeight > 10_000) {
-      throw new InvalidOptionError('nacosWeight', `must give a Nacos weight from 0 to 10000; gave ${String(nacosWeight)} for weight ${weight}`)
-    }
-    // The SDK turns weight 0 into 1 (`weight || 1`); a disabled instance gets no traffic, which is what 0 means.
-    const enabled = instance.status === 'UP' && nacosWeight > 0
-    const sdkInstance: SdkInstance = {
-      ip: instance.host,
-      port: instance.port,
-      weight: nacosWeight > 0 ? nacosWeight : 1,
-      healthy: instance.status !== 'DOWN',
-      enabled,
-      ephemeral: true,
-      clusterName: o.cluster,
-      metadata: { ...instance.metadata }
-    }
-    return { key: keyOf(instance), instance, sdkInstance, groupedService: `${o.group}@@${instance.service}` }
-  }
-
+  const s: NacosState = { o: resolveOptions(options, factory), current: null, closing: null, lastError: null, registered: new Map(), queue: keyedQueue() }
+  const { o } = s
   const assertOpen = (operation: string): void => {
-    if (closing !== null) throw new RegistryError(operation, 'the Nacos registry is closed')
+    if (s.closing !== null) throw new RegistryError(operation, 'the Nacos registry is closed')
   }
-
-  const deregisterOne = async (t: Registered & { key: string }): Promise<void> => {
-    const { bridge: b, heartbeats: beats } = sdk()
-    // Stop beating first, and wait for a beat in flight: a beat that lands after the
-    // DELETE makes a real server register the instance again.
-    await beats.stop(t.key)
-    try {
-      await b.client.deregisterInstance(t.instance.service, t.sdkInstance, o.group)
-    } catch (err) {
-      throw fail('deregister', `${t.instance.host}:${t.instance.port} from ${t.groupedService}`, err)
-    }
-    registered.delete(t.key)
-    log.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port } }, `nacos: deregistered ${t.sdkInstance.ip}:${t.sdkInstance.port} from ${t.groupedService}`)
-  }
-
-  const registerOne = async (t: Registered & { key: string }): Promise<void> => {
-    const { instance } = t
-    const { bridge: b, heartbeats: beats } = sdk()
-    await started(b)
-    const reregister = async (): Promise<void> => { await b.client.registerInstance(instance.service, t.sdkInstance, o.group) }
-    try {
-      await reregister()
-    } catch (err) {
-      throw fail('register', `${instance.host}:${instance.port} in ${t.groupedService}`, err)
-    }
-    registered.set(t.key, t)
-    if (b.ownBeats) {
-      const preserved = Number(instance.metadata[PRESERVED_BEAT_INTERVAL])
-      await beats.start(t.key, {
-        groupedService: t.groupedService,
-        beat: { serviceName: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, cluster: o.cluster, weight: t.sdkInstance.weight, metadata: t.sdkInstance.metadata, ephemeral: true },
-        reregister,
-        intervalMs: preserved > 0 ? preserved : o.beatIntervalMs
-      })
-    }
-    log.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, weight: t.sdkInstance.weight, enabled: t.sdkInstance.enabled, cluster: o.cluster, namespace: o.namespace } },
-      `nacos: registered ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}`)
-  }
-
-  const registry: NacosRegistry = {
-    get client () { return sdk().bridge.client },
+  return {
+    get client () { return sdk(s).bridge.client },
 
     async register (instance, call) {
       assertOpen('register')
       checkInstance(instance)
-      const t = target(instance)
-      await exclusive(t.key, call?.signal, () => registerOne(t))
+      const t = target(o, instance)
+      await s.queue.run(t.key, call?.signal, () => registerOne(s, t))
     },
 
     async deregister (instance, call) {
@@ -164,69 +74,153 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
       checkInstance(instance)
       // Deregister what was registered (same cluster, same weight); else what this instance would be.
       const key = keyOf(instance)
-      await exclusive(key, call?.signal, async () => {
-        const known = registered.get(key)
-        await deregisterOne(known === undefined ? target(instance) : { ...known, key })
+      await s.queue.run(key, call?.signal, async () => {
+        const known = s.registered.get(key)
+        await deregisterOne(s, known === undefined ? target(o, instance) : { ...known, key })
       })
     },
 
-    instances (service) {
-      if (closing !== null) return []
-      return sdk().cache.instances(service)
-    },
-
-    subscribe (service, onChange) {
-      if (closing !== null) return () => {}
-      return sdk().cache.subscribe(service, onChange)
-    },
+    instances: (service) => s.closing !== null ? [] : sdk(s).cache.instances(service),
+    subscribe: (service, onChange) => s.closing !== null ? () => {} : sdk(s).cache.subscribe(service, onChange),
 
     async ready () {
       assertOpen('ready')
-      await started(sdk().bridge)
+      await started(o, sdk(s).bridge)
     },
 
     async load (service) {
       assertOpen('load')
-      const { bridge: b, cache: c } = sdk()
-      await started(b)
-      return await c.ready(service, o.readyTimeoutMs)
+      const { bridge, cache } = sdk(s)
+      await started(o, bridge)
+      return await cache.ready(service, o.readyTimeoutMs)
     },
 
-    describe () {
-      return {
-        type: 'nacos',
-        serverList: o.serverList?.join(',') ?? null,
-        namespace: o.namespace,
-        group: o.group,
-        cluster: o.cluster,
-        clusters: o.clusters,
-        sdk: bridge === null ? null : { ownBeats: bridge.ownBeats, observing: bridge.observing },
-        registered: [...registered.entries()].map(([key, r]) => ({
-          service: r.instance.service, host: r.sdkInstance.ip, port: r.sdkInstance.port, weight: r.sdkInstance.weight, enabled: r.sdkInstance.enabled, beats: heartbeats?.describe(key) ?? null
-        })),
-        discovery: cache?.describe() ?? null,
-        lastError,
-        closed: closing !== null
-      }
-    },
-
-    close () {
-      closing ??= (async () => {
-        if (bridge === null) return
-        // The client's close() does not deregister: do it, so consumers are not
-        // left with an instance that only expires 15-30 s later. Calls still running
-        // finish first, so a register that lands during close is deregistered too.
-        await Promise.all(locks.values())
-        const results = await Promise.allSettled([...registered.entries()].map(([key, r]) => deregisterOne({ ...r, key })))
-        for (const r of results) if (r.status === 'rejected') log.warn({ err: r.reason }, `nacos: deregistration on close failed: ${String((r.reason as Error)?.message ?? r.reason)}`)
-        await heartbeats!.stopAll()
-        cache!.close()
-        await bridge.close()
-      })()
-      return closing
-    }
+    describe: () => describe(s),
+    close: () => (s.closing ??= close(s))
   }
-  return registry
+}
+
+// The client binds a UDP socket when created: do it on first use, not at configuration time.
+function sdk (s: NacosState): Sdk {
+  if (s.current !== null) return s.current
+  const { o } = s
+  const log = o.logger
+  const clientOptions = { ...o.client, logger: o.client.logger ?? sdkLogger(log), namespace: o.namespace, ...(o.serverList === undefined ? {} : { serverList: [...o.serverList] }) }
+  const bridge = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log)
+  s.current = {
+    bridge,
+    cache: new ServiceCache({ bridge, group: o.group, clusters: o.clusters.join(','), logger: log }),
+    heartbeats: new Heartbeats({ send: (service, beat) => bridge.sendBeat(service, beat), logger: log })
+  }
+  return s.current
+}
+
+async function started (o: ResolvedNacosOptions, bridge: SdkBridge): Promise<void> {
+  await withTimeout(bridge.ready(), o.readyTimeoutMs, () => new TimeoutError('nacos naming client start', o.readyTimeoutMs))
+}
+
+function fail (s: NacosState, operation: string, where: string, err: unknown): RegistryError {
+  const message = `${where}: ${err instanceof Error ? err.message : String(err)}`
+  s.lastError = { operation, message, at: Date.now() }
+  return new RegistryError(operation, message, { cause: err })
+}
+
+function keyOf (instance: Instance): string {
+  return `${serviceKey(instance.service)}|${instance.host}|${instance.port}`
+}
+
+/** The instance as the SDK registers it. */
+function target (o: ResolvedNacosOptions, instance: Instance): Target {
+  const { weight } = parseWarmupMetadata(instance.metadata)
+  const nacosWeight = o.nacosWeight(weight)
+  if (typeof nacosWeight !== 'number' || !Number.isFinite(nacosWeight) || nacosWeight < 0 || nacosWeight > 10_000) {
+    throw new InvalidOptionError('nacosWeight', `must give a Nacos weight from 0 to 10000; gave ${String(nacosWeight)} for weight ${weight}`)
+  }
+  // The SDK turns weight 0 into 1 (`weight || 1`); a disabled instance gets no traffic, which is what 0 means.
+  const enabled = instance.status === 'UP' && nacosWeight > 0
+  const sdkInstance: SdkInstance = {
+    ip: instance.host,
+    port: instance.port,
+    weight: nacosWeight > 0 ? nacosWeight : 1,
+    healthy: instance.status !== 'DOWN',
+    enabled,
+    ephemeral: true,
+    clusterName: o.cluster,
+    metadata: { ...instance.metadata }
+  }
+  return { key: keyOf(instance), instance, sdkInstance, groupedService: `${o.group}@@${instance.service}` }
+}
+
+async function registerOne (s: NacosState, t: Target): Promise<void> {
+  const { o } = s
+  const { instance } = t
+  const { bridge, heartbeats } = sdk(s)
+  await started(o, bridge)
+  const reregister = async (): Promise<void> => { await bridge.client.registerInstance(instance.service, t.sdkInstance, o.group) }
+  try {
+    await reregister()
+  } catch (err) {
+    throw fail(s, 'register', `${instance.host}:${instance.port} in ${t.groupedService}`, err)
+  }
+  s.registered.set(t.key, t)
+  if (bridge.ownBeats) {
+    const preserved = Number(instance.metadata[PRESERVED_BEAT_INTERVAL])
+    await heartbeats.start(t.key, {
+      groupedService: t.groupedService,
+      beat: { serviceName: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, cluster: o.cluster, weight: t.sdkInstance.weight, metadata: t.sdkInstance.metadata, ephemeral: true },
+      reregister,
+      intervalMs: preserved > 0 ? preserved : o.beatIntervalMs
+    })
+  }
+  o.logger.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, weight: t.sdkInstance.weight, enabled: t.sdkInstance.enabled, cluster: o.cluster, namespace: o.namespace } },
+    `nacos: registered ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}`)
+}
+
+async function deregisterOne (s: NacosState, t: Target): Promise<void> {
+  const { bridge, heartbeats } = sdk(s)
+  // Stop beating first, and wait for a beat in flight: a beat that lands after the
+  // DELETE makes a real server register the instance again.
+  await heartbeats.stop(t.key)
+  try {
+    await bridge.client.deregisterInstance(t.instance.service, t.sdkInstance, s.o.group)
+  } catch (err) {
+    throw fail(s, 'deregister', `${t.instance.host}:${t.instance.port} from ${t.groupedService}`, err)
+  }
+  s.registered.delete(t.key)
+  s.o.logger.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port } }, `nacos: deregistered ${t.sdkInstance.ip}:${t.sdkInstance.port} from ${t.groupedService}`)
+}
+
+function describe (s: NacosState): Record<string, unknown> {
+  const { o, current } = s
+  return {
+    type: 'nacos',
+    serverList: o.serverList?.join(',') ?? null,
+    namespace: o.namespace,
+    group: o.group,
+    cluster: o.cluster,
+    clusters: o.clusters,
+    sdk: current === null ? null : { ownBeats: current.bridge.ownBeats, observing: current.bridge.observing },
+    registered: [...s.registered.entries()].map(([key, r]) => ({
+      service: r.instance.service, host: r.sdkInstance.ip, port: r.sdkInstance.port, weight: r.sdkInstance.weight, enabled: r.sdkInstance.enabled, beats: current?.heartbeats.describe(key) ?? null
+    })),
+    discovery: current?.cache.describe() ?? null,
+    lastError: s.lastError,
+    closed: s.closing !== null
+  }
+}
+
+async function close (s: NacosState): Promise<void> {
+  const { current } = s
+  if (current === null) return
+  // The client's close() does not deregister: do it, so consumers are not
+  // left with an instance that only expires 15-30 s later. Calls still running
+  // finish first, so a register that lands during close is deregistered too.
+  await s.queue.idle()
+  const results = await Promise.allSettled([...s.registered.entries()].map(([key, r]) => deregisterOne(s, { ...r, key })))
+  for (const r of results) if (r.status === 'rejected') s.o.logger.warn({ err: r.reason }, `nacos: deregistration on close failed: ${String((r.reason as Error)?.message ?? r.reason)}`)
+  await current.heartbeats.stopAll()
+  current.cache.close()
+  await current.bridge.close()
 }
 
 /** A lameduck Registry and Discovery over the nacos naming client. */

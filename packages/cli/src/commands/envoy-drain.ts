@@ -1,15 +1,15 @@
-import { backoffDelay, InvalidOptionError } from '@lameduck/core'
-import { ENVOY_ERROR_CODES, EnvoyAdminError, envoyAdmin, type ConnectionCountMethod, type EnvoyAdmin } from '@lameduck/envoy'
+import { InvalidOptionError, sleep, systemClock } from '@lameduck/core'
+import {
+  drainEnvoy, ENVOY_ERROR_CODES, EnvoyAdminError, envoyAdmin,
+  type ConnectionCountMethod, type DrainEnvoyResult, type DrainProgress, type DrainStrategy, type EnvoyAdmin
+} from '@lameduck/envoy'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, integerFlag, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag } from '../args.ts'
-import { delay } from '../delay.ts'
 
 export const DEFAULT_ENVOY_ADMIN = 'http://127.0.0.1:15000'
 const LABEL = 'lameduck envoy-drain'
-const MODES = ['healthcheck', 'listeners', 'both'] as const
+const MODES: readonly DrainStrategy[] = ['healthcheck', 'listeners', 'both']
 const METHODS: readonly ConnectionCountMethod[] = ['contour', 'istio', 'json']
-// Contour's retry of /healthcheck/fail: 4 tries, 200 ms x5 (200 ms, 1 s, 5 s), 10% jitter.
-const CONTOUR_BACKOFF = { initialMs: 200, factor: 5, maxMs: 5_000, jitter: 0.1 }
 
 const help = `Usage: lameduck envoy-drain [--admin URL] [--min-open-connections N] [--drain-delay S]
                              [--check-interval S] [--timeout S] [--mode M] [--method M]
@@ -52,7 +52,20 @@ Example (Contour-style, in the shutdown-manager container):
                   "--drain-delay", "10", "--check-interval", "1", "--timeout", "280"]
 `
 
-async function run (ctx: CommandContext): Promise<number> {
+interface DrainFlags {
+  url: URL
+  socket: string | undefined
+  max: number
+  drainDelayMs: number
+  intervalMs: number
+  timeoutMs: number
+  mode: DrainStrategy
+  inboundOnly: boolean
+  method: ConnectionCountMethod
+  attempts: number
+}
+
+function readFlags (ctx: CommandContext): DrainFlags {
   const { values } = parseFlags(ctx.argv, {
     admin: { type: 'string' },
     socket: { type: 'string' },
@@ -75,94 +88,97 @@ async function run (ctx: CommandContext): Promise<number> {
   const method = choice(values, 'method', METHODS, 'contour')
   const attempts = integerFlag(values, 'attempts', 'a number of tries, e.g. 4') ?? 4
   if (attempts === 0) throw new UsageError('--attempts must be at least 1')
-  if (values['inbound-only'] === true && mode === 'healthcheck') throw new UsageError('--inbound-only applies to --mode listeners or both')
+  const inboundOnly = values['inbound-only'] === true
+  if (inboundOnly && mode === 'healthcheck') throw new UsageError('--inbound-only applies to --mode listeners or both')
+  return { url, socket: stringFlag(values, 'socket'), max, drainDelayMs, intervalMs, timeoutMs, mode, inboundOnly, method, attempts }
+}
 
-  let envoy: EnvoyAdmin
+function openAdmin (flags: DrainFlags): EnvoyAdmin {
   try {
-    envoy = envoyAdmin({ url: url.href, socketPath: stringFlag(values, 'socket'), timeoutMs: 2_000 })
+    return envoyAdmin({ url: flags.url.href, socketPath: flags.socket, timeoutMs: 2_000 })
   } catch (err) {
     if (err instanceof InvalidOptionError) throw new UsageError(`--admin: ${err.message.slice(err.option.length + 2)}`)
     throw err
   }
+}
+
+async function run (ctx: CommandContext): Promise<number> {
+  const flags = readFlags(ctx)
+  const envoy = openAdmin(flags)
   const started = Date.now()
-  const deadline = timeoutMs > 0 ? started + timeoutMs : Infinity
-  const say = (line: string): void => { ctx.stdout.write(`${LABEL}: ${line}\n`) }
-  const fail = (code: number, line: string): number => { ctx.stderr.write(`${LABEL}: ${line}\n`); return code }
-  const interrupted = (): number => fail(EXIT.FAILED, `interrupted after ${formatSeconds(Date.now() - started)}; Envoy may be left draining`)
-
+  const deadline = flags.timeoutMs > 0 ? started + flags.timeoutMs : Infinity
+  const out = createOutput(ctx, started)
   try {
-    if (drainDelayMs > 0) {
-      say(`waiting ${exactSeconds(drainDelayMs)} before draining (--drain-delay)`)
-      await delay(Math.min(drainDelayMs, deadline - started), ctx.signal)
-      if (ctx.signal.aborted) return interrupted()
+    if (flags.drainDelayMs > 0) {
+      out.say(`waiting ${exactSeconds(flags.drainDelayMs)} before draining (--drain-delay)`)
+      await sleep(systemClock, Math.min(flags.drainDelayMs, deadline - started), ctx.signal)
     }
-    const calls: Array<[string, () => Promise<void>]> = []
-    if (mode !== 'listeners') calls.push(['POST /healthcheck/fail', () => envoy.failHealthcheck({ signal: ctx.signal })])
-    if (mode !== 'healthcheck') {
-      const inboundOnly = values['inbound-only'] === true
-      calls.push([`POST /drain_listeners?${inboundOnly ? 'inboundonly&' : ''}graceful`, () => envoy.drainListeners({ inboundOnly, graceful: true, signal: ctx.signal })])
-    }
-    for (const [name, send] of calls) {
-      let lastErr: unknown
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        try {
-          await send()
-          lastErr = undefined
-          say(`${name}: OK`)
-          break
-        } catch (err) {
-          if (ctx.signal.aborted) return interrupted()
-          lastErr = err
-          if (err instanceof EnvoyAdminError && err.statusCode !== undefined && err.statusCode < 500) {
-            return fail(EXIT.FAILED, `${messageOf(err)}; is --admin Envoy's admin API?`)
-          }
-          if (attempt < attempts) {
-            const wait = backoffDelay(attempt, CONTOUR_BACKOFF)
-            ctx.stderr.write(`${LABEL}: ${name} attempt ${attempt} failed (${messageOf(err)}), retrying in ${wait} ms\n`)
-            await delay(wait, ctx.signal)
-            if (ctx.signal.aborted) return interrupted()
-          }
-        }
-      }
-      if (lastErr !== undefined) {
-        if (lastErr instanceof EnvoyAdminError && lastErr.code === ENVOY_ERROR_CODES.UNREACHABLE) {
-          return fail(EXIT.UNREACHABLE, `${name} failed after ${attempts} attempt(s): ${messageOf(lastErr)}; is Envoy running and --admin right?`)
-        }
-        // Contour carries on: the connections may drain anyway, and the poll says so.
-        ctx.stderr.write(`${LABEL}: ${name} failed after ${attempts} attempt(s): ${messageOf(lastErr)}; polling connections anyway\n`)
-      }
-    }
-
-    say(`waiting for at most ${max} open connection(s), checking every ${exactSeconds(intervalMs)} (${method} stats)`)
-    let lastCount = NaN
-    let lastError = ''
-    const result = await envoy.waitForConnections({
-      max,
-      intervalMs,
+    const result = await drainEnvoy(envoy, {
+      strategy: flags.mode,
+      inboundOnly: flags.inboundOnly,
+      attempts: flags.attempts,
+      pollAfterFailedCall: true,
+      maxOpenConnections: flags.max,
+      checkIntervalMs: flags.intervalMs,
       deadline,
-      method,
+      method: flags.method,
       signal: ctx.signal,
-      onPoll: (count) => {
-        if (count !== lastCount) say(`${count} open connection(s)`)
-        lastCount = count
-        lastError = ''
-      },
-      onError: (err) => {
-        const text = messageOf(err)
-        if (text !== lastError) ctx.stderr.write(`${LABEL}: ${text}\n`)
-        lastError = text
-      }
+      onProgress: (event) => out.progress(event, flags)
     })
-    const took = formatSeconds(Date.now() - started)
-    if (result.outcome === 'drained') { say(`drained: ${result.count} open connection(s) after ${took}`); return EXIT.OK }
-    if (result.outcome === 'unreachable') return fail(EXIT.UNREACHABLE, `Envoy's admin API went away after ${took} (${lastError}); its connections went with it`)
-    const open = result.count === -1 ? 'no connection count could be read' : `${result.count} connection(s) still open`
-    return fail(EXIT.FAILED, `not drained after ${exactSeconds(timeoutMs)} (--timeout): ${open}`)
+    return out.result(result, flags)
   } catch (err) {
-    if (ctx.signal.aborted) return interrupted()
+    if (ctx.signal.aborted) return out.interrupted()
     throw err
   } finally {
     await envoy.close()
+  }
+}
+
+/** What the command prints: progress on stdout, failures on stderr, and the exit code. */
+function createOutput (ctx: CommandContext, started: number) {
+  const say = (line: string): void => { ctx.stdout.write(`${LABEL}: ${line}\n`) }
+  const warn = (line: string): void => { ctx.stderr.write(`${LABEL}: ${line}\n`) }
+  const fail = (code: number, line: string): number => { warn(line); return code }
+  let lastCount = NaN
+  let lastError = ''
+  return {
+    say,
+    interrupted: (): number => fail(EXIT.FAILED, `interrupted after ${formatSeconds(Date.now() - started)}; Envoy may be left draining`),
+    progress (event: DrainProgress, flags: DrainFlags): void {
+      switch (event.type) {
+        case 'sent': say(`${event.call.request}: OK`); break
+        case 'attempt-failed':
+          if (event.retryInMs !== undefined) warn(`${event.call.request} attempt ${event.attempt} failed (${messageOf(event.error)}), retrying in ${event.retryInMs} ms`)
+          break
+        // Contour carries on: the connections may drain anyway, and the poll says so.
+        case 'call-failed': warn(`${event.call.request} failed after ${event.attempts} attempt(s): ${messageOf(event.error)}; polling connections anyway`); break
+        case 'waiting': say(`waiting for at most ${event.max} open connection(s), checking every ${exactSeconds(flags.intervalMs)} (${flags.method} stats)`); break
+        case 'poll':
+          if (event.count !== lastCount) say(`${event.count} open connection(s)`)
+          lastCount = event.count
+          lastError = ''
+          break
+        case 'poll-error': {
+          const text = messageOf(event.error)
+          if (text !== lastError) warn(text)
+          lastError = text
+        }
+      }
+    },
+    result (result: DrainEnvoyResult, flags: DrainFlags): number {
+      if (result.outcome === 'not-sent') {
+        const { call, attempts, error } = result
+        if (error instanceof EnvoyAdminError && error.code === ENVOY_ERROR_CODES.UNREACHABLE) {
+          return fail(EXIT.UNREACHABLE, `${call.request} failed after ${attempts} attempt(s): ${messageOf(error)}; is Envoy running and --admin right?`)
+        }
+        return fail(EXIT.FAILED, `${messageOf(error)}; is --admin Envoy's admin API?`)
+      }
+      const took = formatSeconds(Date.now() - started)
+      if (result.outcome === 'drained') { say(`drained: ${result.count} open connection(s) after ${took}`); return EXIT.OK }
+      if (result.outcome === 'unreachable') return fail(EXIT.UNREACHABLE, `Envoy's admin API went away after ${took} (${lastError}); its connections went with it`)
+      const open = result.count === -1 ? 'no connection count could be read' : `${result.count} connection(s) still open`
+      return fail(EXIT.FAILED, `not drained after ${exactSeconds(flags.timeoutMs)} (--timeout): ${open}`)
+    }
   }
 }
 

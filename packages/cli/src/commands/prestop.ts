@@ -2,9 +2,8 @@ import { setInterval as every } from 'node:timers'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, urlFlag } from '../args.ts'
 import { createProgress, type StatusView } from '../drain-progress.ts'
-import { delay } from '../delay.ts'
 import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
-import { DEFAULT_ADMIN_URL, isStopping, type OfflineReport } from '@lameduck/core'
+import { DEFAULT_ADMIN_URL, isStopping, sleep, systemClock, type OfflineReport } from '@lameduck/core'
 
 export { DEFAULT_ADMIN_URL }
 const LABEL = 'lameduck prestop'
@@ -47,121 +46,160 @@ Example (container spec):
 /** The report as read off the wire: every field may be missing (older apps, proxies in between). */
 type OfflineReportView = Partial<OfflineReport>
 
-async function run (ctx: CommandContext): Promise<number> {
+/** One run's settings and what it has seen so far. */
+interface Prestop {
+  admin: URL
+  token: string | undefined
+  timeoutMs: number
+  offlineUrl: URL
+  statusUrl: URL
+  progress: ReturnType<typeof createProgress>
+  agent: ReturnType<typeof createAgent>
+  /** The caller's signal, plus --timeout. */
+  signal: AbortSignal
+  timeout: AbortSignal | undefined
+  say: (line: string) => void
+  fail: (code: number, line: string) => number
+  /** The last /status answer. */
+  last: StatusView | undefined
+  wasOffline: boolean
+  sentAt: number
+}
+
+function setup (ctx: CommandContext): Prestop {
   const { values } = parseFlags(ctx.argv, {
     admin: { type: 'string' },
     token: { type: 'string' },
     timeout: { type: 'string' }
   })
   const admin = urlFlag('admin', stringFlag(values, 'admin') ?? (ctx.env.LAMEDUCK_ADMIN || DEFAULT_ADMIN_URL))
-  const token = stringFlag(values, 'token') ?? (ctx.env.LAMEDUCK_TOKEN || undefined)
   const timeoutMs = secondsFlag(values, 'timeout', 0)
-  const offlineUrl = new URL('offline?wait=true', withSlash(admin))
-  const statusUrl = new URL('status', withSlash(admin))
-
   const progress = createProgress({ stream: ctx.stdout, label: LABEL })
-  const say = (line: string): void => { progress.clear(); ctx.stdout.write(`${LABEL}: ${line}\n`) }
-  const fail = (code: number, line: string): number => { progress.clear(); ctx.stderr.write(`${LABEL}: ${line}\n`); return code }
   const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined
-  const signal = timeout === undefined ? ctx.signal : AbortSignal.any([ctx.signal, timeout])
-  const polling = new AbortController()
-  const agent = createAgent()
-  let last: StatusView | undefined
-
-  // The POST blocks for the whole drain; /status is polled beside it for progress.
-  async function poll (): Promise<void> {
-    const stop = AbortSignal.any([signal, polling.signal])
-    const redraw = progress.tty ? every(() => { if (last) progress.show(last) }, REDRAW_MS).unref() : undefined
-    try {
-      while (!stop.aborted) {
-        await delay(POLL_MS, stop)
-        if (stop.aborted) break
-        try {
-          const answer = await call(agent, statusUrl, { token, signal: stop, timeoutMs: 2_000 })
-          if (answer.status === 200 && answer.json !== undefined && typeof answer.json.state === 'string') {
-            last = answer.json as unknown as StatusView
-            progress.show(last)
-          }
-        } catch {} // the POST reports what went wrong
-      }
-    } finally {
-      if (redraw) clearInterval(redraw)
-    }
+  return {
+    admin,
+    token: stringFlag(values, 'token') ?? (ctx.env.LAMEDUCK_TOKEN || undefined),
+    timeoutMs,
+    offlineUrl: new URL('offline?wait=true', withSlash(admin)),
+    statusUrl: new URL('status', withSlash(admin)),
+    progress,
+    agent: createAgent(),
+    signal: timeout === undefined ? ctx.signal : AbortSignal.any([ctx.signal, timeout]),
+    timeout,
+    say: (line) => { progress.clear(); ctx.stdout.write(`${LABEL}: ${line}\n`) },
+    fail: (code, line) => { progress.clear(); ctx.stderr.write(`${LABEL}: ${line}\n`); return code },
+    last: undefined,
+    wasOffline: false,
+    sentAt: 0
   }
+}
 
-  if (!progress.tty) say(`taking the app offline: POST ${offlineUrl.href}`)
+async function run (ctx: CommandContext): Promise<number> {
+  const p = setup(ctx)
+  const { agent, offlineUrl, statusUrl, token, signal } = p
+  const polling = new AbortController()
+  if (!p.progress.tty) p.say(`taking the app offline: POST ${offlineUrl.href}`)
   // Already offline before this hook? /status says so; a report that ended before the POST is an earlier drain's too.
-  const wasOffline = await call(agent, statusUrl, { token, signal, timeoutMs: 2_000 }).then((a) => a.json?.state === 'offline', () => false)
-  const sentAt = Date.now()
-  const poller = poll()
+  p.wasOffline = await call(agent, statusUrl, { token, signal, timeoutMs: 2_000 }).then((a) => a.json?.state === 'offline', () => false)
+  p.sentAt = Date.now()
+  const poller = poll(p, AbortSignal.any([signal, polling.signal]))
   let answer: HttpAnswer
   try {
     answer = await call(agent, offlineUrl, { method: 'POST', token, signal, timeoutMs: 0 })
   } catch (err) {
     polling.abort()
     await poller
-    const failure = networkFailure(err, offlineUrl)
     await agent.destroy()
-    if (timeout?.aborted) {
-      return fail(EXIT.FAILED, `not offline after ${formatSeconds(timeoutMs)}${last ? ` (${summary(last)})` : ''}: the app keeps draining; raise --timeout, or check ${statusUrl.href}`)
-    }
-    if (ctx.signal.aborted) return fail(EXIT.FAILED, 'interrupted before the app was offline (it keeps draining on its own)')
-    if (failure.kind === 'closed' && last !== undefined) {
-      if (isStopping(last.state)) { say(`the app stopped after going ${last.state}`); return EXIT.OK }
-      return fail(EXIT.FAILED, `the app closed the connection while ${summary(last)}: it stopped before the drain ended (crashed, or killed?)`)
-    }
-    if (failure.kind === 'refused') {
-      return fail(EXIT.UNREACHABLE, `${failure.reason}. Is the app running, and is admin.port right? The plugin's admin listener defaults to ${DEFAULT_ADMIN_URL}; pass --admin URL if admin.port or admin.host differ`)
-    }
-    return fail(EXIT.UNREACHABLE, `cannot reach the admin listener at ${admin.origin}: ${failure.reason}. Check --admin (the plugin's admin.host and admin.port)`)
+    return notAnswered(p, ctx, err)
   }
   polling.abort()
   await poller
   await agent.destroy()
-  return outcome(answer)
+  return outcome(p, answer)
+}
 
-  // 200: the drain ended. Its report says how; an unconfirmed deregistration is its own exit code.
-  function reported (res: HttpAnswer, state: string | undefined): number {
-    const report = (res.json?.report ?? {}) as OfflineReportView
-    for (const p of report.problems ?? []) say(`problem: ${p.step ?? 'drain'}: ${p.message ?? ''}`)
-    if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
-    // A shutdown that joined the drain may already have moved the app on to 'closing'.
-    const offline = state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped'
-    const earlier = typeof report.endedAt === 'number' && (wasOffline || report.endedAt < sentAt)
-    const line = earlier ? alreadyOfflineLine(report, sentAt) : offlineLine(report, res.json?.connections)
-    // Read defensively: apps from before the field send none, which counts as confirmed.
-    const deregistration = report.deregistration
-    if (deregistration?.state === 'unconfirmed') {
-      const tries = `${deregistration.attempts} attempt${deregistration.attempts === 1 ? '' : 's'}${deregistration.lastError ? `, last error: ${deregistration.lastError}` : ''}`
-      const what = offline ? line : report.outcome === 'cut' ? `the drain was cut short (the app is '${state}')` : `the app is '${state ?? 'unknown'}'`
-      return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration (${tries}): consumers may still route to this app. Check the registry and ${statusUrl.href}`)
+// The POST blocks for the whole drain; /status is polled beside it for progress.
+async function poll (p: Prestop, stop: AbortSignal): Promise<void> {
+  const { progress } = p
+  const redraw = progress.tty ? every(() => { if (p.last) progress.show(p.last) }, REDRAW_MS).unref() : undefined
+  try {
+    while (!stop.aborted) {
+      await sleep(systemClock, POLL_MS, stop, { resolveOnAbort: true })
+      if (stop.aborted) break
+      try {
+        const answer = await call(p.agent, p.statusUrl, { token: p.token, signal: stop, timeoutMs: 2_000 })
+        if (answer.status === 200 && answer.json !== undefined && typeof answer.json.state === 'string') {
+          p.last = answer.json as unknown as StatusView
+          progress.show(p.last)
+        }
+      } catch {} // the POST reports what went wrong
     }
-    if (offline) {
-      say(line + (state === 'offline' ? '' : `; the app is ${state} now`))
-      return EXIT.OK
-    }
-    if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
-    return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
+  } finally {
+    if (redraw) clearInterval(redraw)
   }
+}
 
-  function outcome (res: HttpAnswer): number {
-    const state = typeof res.json?.state === 'string' ? res.json.state : undefined
-    switch (res.status) {
-      case 200:
-        return reported(res, state)
-      case 401:
-      case 403:
-        return fail(EXIT.UNAUTHORIZED, token === undefined
-          ? `the admin listener requires a token (${res.status}): pass the app's admin.token with --token or the LAMEDUCK_TOKEN environment variable`
-          : `the admin listener rejected the token (${res.status}): --token / LAMEDUCK_TOKEN must equal the app's admin.token`)
-      case 404:
-        return fail(EXIT.FAILED, `${admin.origin} has no /offline route (404): --admin must point at the lameduck admin listener (the plugin's admin.port, default 54199), not the app's own port`)
-      case 409:
-        if (state === 'closing' || state === 'stopped') { say(`the app is already ${state}: nothing left to drain`); return EXIT.OK }
-        return fail(EXIT.FAILED, `the app refused to go offline (409, state '${state ?? 'unknown'}'): ${String(res.json?.message ?? res.text.slice(0, 200))}`)
-      default:
-        return fail(EXIT.FAILED, `unexpected ${res.status} from ${offlineUrl.href}: ${res.text.slice(0, 200)}`)
-    }
+/** The POST failed without an answer: timed out, interrupted, the app went away, or never was there. */
+function notAnswered (p: Prestop, ctx: CommandContext, err: unknown): number {
+  const { fail, say, last, admin } = p
+  const failure = networkFailure(err, p.offlineUrl)
+  if (p.timeout?.aborted) {
+    return fail(EXIT.FAILED, `not offline after ${formatSeconds(p.timeoutMs)}${last ? ` (${summary(last)})` : ''}: the app keeps draining; raise --timeout, or check ${p.statusUrl.href}`)
+  }
+  if (ctx.signal.aborted) return fail(EXIT.FAILED, 'interrupted before the app was offline (it keeps draining on its own)')
+  if (failure.kind === 'closed' && last !== undefined) {
+    if (isStopping(last.state)) { say(`the app stopped after going ${last.state}`); return EXIT.OK }
+    return fail(EXIT.FAILED, `the app closed the connection while ${summary(last)}: it stopped before the drain ended (crashed, or killed?)`)
+  }
+  if (failure.kind === 'refused') {
+    return fail(EXIT.UNREACHABLE, `${failure.reason}. Is the app running, and is admin.port right? The plugin's admin listener defaults to ${DEFAULT_ADMIN_URL}; pass --admin URL if admin.port or admin.host differ`)
+  }
+  return fail(EXIT.UNREACHABLE, `cannot reach the admin listener at ${admin.origin}: ${failure.reason}. Check --admin (the plugin's admin.host and admin.port)`)
+}
+
+// 200: the drain ended. Its report says how; an unconfirmed deregistration is its own exit code.
+function reported (p: Prestop, res: HttpAnswer, state: string | undefined): number {
+  const { say, fail, statusUrl } = p
+  const report = (res.json?.report ?? {}) as OfflineReportView
+  for (const problem of report.problems ?? []) say(`problem: ${problem.step ?? 'drain'}: ${problem.message ?? ''}`)
+  if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
+  // A shutdown that joined the drain may already have moved the app on to 'closing'.
+  const offline = state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped'
+  const earlier = typeof report.endedAt === 'number' && (p.wasOffline || report.endedAt < p.sentAt)
+  const line = earlier ? alreadyOfflineLine(report, p.sentAt) : offlineLine(report, res.json?.connections)
+  // Read defensively: apps from before the field send none, which counts as confirmed.
+  const deregistration = report.deregistration
+  if (deregistration?.state === 'unconfirmed') {
+    const tries = `${deregistration.attempts} attempt${deregistration.attempts === 1 ? '' : 's'}${deregistration.lastError ? `, last error: ${deregistration.lastError}` : ''}`
+    const what = offline ? line : report.outcome === 'cut' ? `the drain was cut short (the app is '${state}')` : `the app is '${state ?? 'unknown'}'`
+    return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration (${tries}): consumers may still route to this app. Check the registry and ${statusUrl.href}`)
+  }
+  if (offline) {
+    say(line + (state === 'offline' ? '' : `; the app is ${state} now`))
+    return EXIT.OK
+  }
+  if (report.outcome === 'cut') return fail(EXIT.FAILED, `the drain was cut short: the app is '${state}' (its shutdownTimeoutMs ended the drain first)`)
+  return fail(EXIT.FAILED, `the admin listener answered, but the app is '${state ?? 'unknown'}', not offline`)
+}
+
+function outcome (p: Prestop, res: HttpAnswer): number {
+  const { say, fail, token, admin, offlineUrl } = p
+  const state = typeof res.json?.state === 'string' ? res.json.state : undefined
+  switch (res.status) {
+    case 200:
+      return reported(p, res, state)
+    case 401:
+    case 403:
+      return fail(EXIT.UNAUTHORIZED, token === undefined
+        ? `the admin listener requires a token (${res.status}): pass the app's admin.token with --token or the LAMEDUCK_TOKEN environment variable`
+        : `the admin listener rejected the token (${res.status}): --token / LAMEDUCK_TOKEN must equal the app's admin.token`)
+    case 404:
+      return fail(EXIT.FAILED, `${admin.origin} has no /offline route (404): --admin must point at the lameduck admin listener (the plugin's admin.port, default 54199), not the app's own port`)
+    case 409:
+      if (state === 'closing' || state === 'stopped') { say(`the app is already ${state}: nothing left to drain`); return EXIT.OK }
+      return fail(EXIT.FAILED, `the app refused to go offline (409, state '${state ?? 'unknown'}'): ${String(res.json?.message ?? res.text.slice(0, 200))}`)
+    default:
+      return fail(EXIT.FAILED, `unexpected ${res.status} from ${offlineUrl.href}: ${res.text.slice(0, 200)}`)
   }
 }
 

@@ -1,8 +1,8 @@
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag } from '../args.ts'
-import { delay } from '../delay.ts'
-import { call, createAgent, networkFailure } from '../http.ts'
-import { DEFAULT_ADMIN_URL } from '@lameduck/core'
+import type { Dispatcher } from 'undici'
+import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
+import { DEFAULT_ADMIN_URL, sleep, systemClock } from '@lameduck/core'
 
 const LABEL = 'lameduck wait-drained'
 /** The app no longer needs its sidecar in these states. */
@@ -62,50 +62,71 @@ async function run (ctx: CommandContext): Promise<number> {
     last = what
     stream.write(`${LABEL}: ${what}\n`)
   }
+  const w: Watch = { ctx, agent, statusUrl, token, requestTimeoutMs, started, note }
   try {
     for (;;) {
       if (ctx.signal.aborted) {
         ctx.stderr.write(`${LABEL}: interrupted while the app was still running (last: ${last})\n`)
         return EXIT.FAILED
       }
-      try {
-        const res = await call(agent, statusUrl, { token, signal: ctx.signal, timeoutMs: requestTimeoutMs })
-        if (res.status === 401 || res.status === 403) {
-          ctx.stderr.write(`${LABEL}: ${statusUrl.href} answered ${res.status}: pass the admin token with --token or $LAMEDUCK_TOKEN\n`)
-          return EXIT.UNAUTHORIZED
-        }
-        const state = res.json?.state
-        if (res.status === 200 && typeof state === 'string') {
-          if (DONE.has(state)) {
-            ctx.stdout.write(`${LABEL}: the app is ${state} after ${formatSeconds(Date.now() - started)}; the sidecar may stop\n`)
-            return EXIT.OK
-          }
-          note(`the app is ${state}, waiting for offline or stopped`)
-        } else if (res.status === 404 || (res.status === 200 && typeof state !== 'string')) {
-          // Waiting on something that will never say "offline" would only end at the grace period.
-          ctx.stderr.write(`${LABEL}: ${statusUrl.href} answered ${res.status} without a lameduck state: is --admin the app's lameduck admin listener?\n`)
-          return EXIT.FAILED
-        } else {
-          note(`${statusUrl.href} answered ${res.status}, retrying`, ctx.stderr)
-        }
-      } catch (err) {
-        if (ctx.signal.aborted) continue
-        const failure = networkFailure(err, statusUrl)
-        if (failure.kind === 'refused') {
-          ctx.stdout.write(`${LABEL}: the app's admin listener is gone (connection refused) after ${formatSeconds(Date.now() - started)}; the sidecar may stop\n`)
-          return EXIT.OK
-        }
-        note(`${failure.reason}, retrying`, ctx.stderr)
-      }
+      const code = await check(w)
+      if (code !== undefined) return code
       const elapsed = Date.now() - started
       if (timeoutMs > 0 && elapsed >= timeoutMs) {
         ctx.stderr.write(`${LABEL}: the app was not offline after ${formatSeconds(timeoutMs)} (last: ${last}); letting the sidecar stop anyway\n`)
         return EXIT.FAILED
       }
-      await delay(timeoutMs > 0 ? Math.min(intervalMs, timeoutMs - elapsed) : intervalMs, ctx.signal)
+      await sleep(systemClock, timeoutMs > 0 ? Math.min(intervalMs, timeoutMs - elapsed) : intervalMs, ctx.signal, { resolveOnAbort: true })
     }
   } finally {
     await agent.destroy()
+  }
+}
+
+interface Watch {
+  ctx: CommandContext
+  agent: Dispatcher
+  statusUrl: URL
+  token: string | undefined
+  requestTimeoutMs: number
+  started: number
+  note: (what: string, stream?: NodeJS.WritableStream) => void
+}
+
+/** One /status poll: an exit code when it decides, else undefined (poll again). */
+async function check (w: Watch): Promise<number | undefined> {
+  const { ctx, statusUrl, started, note } = w
+  try {
+    return answered(w, await call(w.agent, statusUrl, { token: w.token, signal: ctx.signal, timeoutMs: w.requestTimeoutMs }))
+  } catch (err) {
+    if (ctx.signal.aborted) return undefined
+    const failure = networkFailure(err, statusUrl)
+    if (failure.kind === 'refused') {
+      ctx.stdout.write(`${LABEL}: the app's admin listener is gone (connection refused) after ${formatSeconds(Date.now() - started)}; the sidecar may stop\n`)
+      return EXIT.OK
+    }
+    note(`${failure.reason}, retrying`, ctx.stderr)
+  }
+}
+function answered (w: Watch, res: HttpAnswer): number | undefined {
+  const { ctx, statusUrl, started, note } = w
+  if (res.status === 401 || res.status === 403) {
+    ctx.stderr.write(`${LABEL}: ${statusUrl.href} answered ${res.status}: pass the admin token with --token or $LAMEDUCK_TOKEN\n`)
+    return EXIT.UNAUTHORIZED
+  }
+  const state = res.json?.state
+  if (res.status === 200 && typeof state === 'string') {
+    if (DONE.has(state)) {
+      ctx.stdout.write(`${LABEL}: the app is ${state} after ${formatSeconds(Date.now() - started)}; the sidecar may stop\n`)
+      return EXIT.OK
+    }
+    note(`the app is ${state}, waiting for offline or stopped`)
+  } else if (res.status === 404 || (res.status === 200 && typeof state !== 'string')) {
+    // Waiting on something that will never say "offline" would only end at the grace period.
+    ctx.stderr.write(`${LABEL}: ${statusUrl.href} answered ${res.status} without a lameduck state: is --admin the app's lameduck admin listener?\n`)
+    return EXIT.FAILED
+  } else {
+    note(`${statusUrl.href} answered ${res.status}, retrying`, ctx.stderr)
   }
 }
 

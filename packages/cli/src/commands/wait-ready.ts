@@ -1,7 +1,7 @@
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag } from '../args.ts'
-import { delay } from '../delay.ts'
 import { call, createAgent, networkFailure } from '../http.ts'
+import { sleep, systemClock } from '@lameduck/core'
 
 export const DEFAULT_READY_URL = 'http://127.0.0.1:3000/health/ready'
 const LABEL = 'lameduck wait-ready'
@@ -82,7 +82,7 @@ async function run (ctx: CommandContext): Promise<number> {
         return answered ? EXIT.FAILED : EXIT.UNREACHABLE
       }
       const pause = timeoutMs > 0 ? Math.min(intervalMs, timeoutMs - elapsed) : intervalMs
-      await delay(pause, ctx.signal)
+      await sleep(systemClock, pause, ctx.signal, { resolveOnAbort: true })
     }
   } finally {
     await agent.destroy()

@@ -49,66 +49,14 @@ export interface EnvoyCliIo {
 export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout
   const stderr = io.stderr ?? process.stderr
-  let values
+  let options: EnvoyOptions | 'help'
   try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        listen: { type: 'string' },
-        upstream: { type: 'string' },
-        admin: { type: 'string', default: '15000' },
-        host: { type: 'string', default: '127.0.0.1' },
-        'drain-time-s': { type: 'string', default: '45' },
-        'drain-strategy': { type: 'string', default: 'immediate' },
-        'initialize-delay-ms': { type: 'string', default: '0' },
-        concurrency: { type: 'string', default: '2' },
-        'stat-prefix': { type: 'string', default: 'ingress_http' },
-        'retry-on': { type: 'string', default: 'reset-before-request' },
-        retries: { type: 'string', default: '2' },
-        outbound: { type: 'string' },
-        'outbound-listen': { type: 'string', default: '0' },
-        istio: { type: 'boolean', default: false },
-        'exit-on-zero-active-connections': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' }
-      }
-    }).values
+    options = parseEnvoyArgs(argv)
   } catch (err) {
-    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n\n${ENVOY_CLI_HELP}`)
+    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n${err instanceof UsageError ? '' : `\n${ENVOY_CLI_HELP}`}`)
     return 2
   }
-  if (values.help === true) { stdout.write(ENVOY_CLI_HELP); return 0 }
-  const number = (flag: string, text: string | undefined): number => {
-    const n = Number(text)
-    if (text === undefined || text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${flag} must be a non-negative number, got '${text ?? ''}'`)
-    return n
-  }
-  let options: EnvoyOptions
-  try {
-    if (values.listen === undefined) throw new UsageError('--listen PORT is required')
-    if (values.upstream === undefined) throw new UsageError('--upstream URL is required')
-    options = {
-      listen: number('listen', values.listen),
-      upstream: values.upstream,
-      admin: number('admin', values.admin),
-      host: values.host,
-      adminHost: values.host,
-      drainTimeMs: Math.round(number('drain-time-s', values['drain-time-s']) * 1000),
-      drainStrategy: values['drain-strategy'] as EnvoyOptions['drainStrategy'],
-      initializeDelayMs: number('initialize-delay-ms', values['initialize-delay-ms']),
-      concurrency: number('concurrency', values.concurrency),
-      statPrefix: values['stat-prefix'],
-      retryOn: values['retry-on'] as EnvoyOptions['retryOn'],
-      upstreamRetries: number('retries', values.retries),
-      outbound: values.outbound,
-      outboundListen: number('outbound-listen', values['outbound-listen']),
-      istio: values.istio === true ? { exitOnZeroActiveConnections: values['exit-on-zero-active-connections'] === true } : false
-    }
-    if (values['exit-on-zero-active-connections'] === true && values.istio !== true) throw new UsageError('--exit-on-zero-active-connections needs --istio')
-  } catch (err) {
-    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n`)
-    return 2
-  }
+  if (options === 'help') { stdout.write(ENVOY_CLI_HELP); return 0 }
 
   let envoy
   try {
@@ -121,28 +69,87 @@ export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise
   stdout.write(`envoy listening on ${envoy.url} -> ${options.upstream}\n`)
   if (envoy.outboundUrl !== null) stdout.write(`envoy outbound listening on ${envoy.outboundUrl} -> ${options.outbound}\n`)
   stdout.write(`envoy admin on ${envoy.adminUrl}\n`)
+  const why = await untilStopped(envoy.closed, io.signal)
+  await envoy.close()
+  stdout.write(why === 'quit' ? 'envoy: /quitquitquit, exited\n' : 'envoy: signal, exited\n')
+  return 0
+}
 
+/** The options the flags give, or 'help'. Throws UsageError for a bad value, parseArgs' own error for an unknown flag. */
+function parseEnvoyArgs (argv: string[]): EnvoyOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      listen: { type: 'string' },
+      upstream: { type: 'string' },
+      admin: { type: 'string', default: '15000' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'drain-time-s': { type: 'string', default: '45' },
+      'drain-strategy': { type: 'string', default: 'immediate' },
+      'initialize-delay-ms': { type: 'string', default: '0' },
+      concurrency: { type: 'string', default: '2' },
+      'stat-prefix': { type: 'string', default: 'ingress_http' },
+      'retry-on': { type: 'string', default: 'reset-before-request' },
+      retries: { type: 'string', default: '2' },
+      outbound: { type: 'string' },
+      'outbound-listen': { type: 'string', default: '0' },
+      istio: { type: 'boolean', default: false },
+      'exit-on-zero-active-connections': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help === true) return 'help'
+  if (values.listen === undefined) throw new UsageError('--listen PORT is required')
+  if (values.upstream === undefined) throw new UsageError('--upstream URL is required')
+  const options: EnvoyOptions = {
+    listen: number('listen', values.listen),
+    upstream: values.upstream,
+    admin: number('admin', values.admin),
+    host: values.host,
+    adminHost: values.host,
+    drainTimeMs: Math.round(number('drain-time-s', values['drain-time-s']) * 1000),
+    drainStrategy: values['drain-strategy'] as EnvoyOptions['drainStrategy'],
+    initializeDelayMs: number('initialize-delay-ms', values['initialize-delay-ms']),
+    concurrency: number('concurrency', values.concurrency),
+    statPrefix: values['stat-prefix'],
+    retryOn: values['retry-on'] as EnvoyOptions['retryOn'],
+    upstreamRetries: number('retries', values.retries),
+    outbound: values.outbound,
+    outboundListen: number('outbound-listen', values['outbound-listen']),
+    istio: values.istio === true ? { exitOnZeroActiveConnections: values['exit-on-zero-active-connections'] === true } : false
+  }
+  if (values['exit-on-zero-active-connections'] === true && values.istio !== true) throw new UsageError('--exit-on-zero-active-connections needs --istio')
+  return options
+}
+
+function number (flag: string, text: string | undefined): number {
+  const n = Number(text)
+  if (text === undefined || text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${flag} must be a non-negative number, got '${text ?? ''}'`)
+  return n
+}
+
+/** Resolves with why the proxy stops: `signal` aborted (default: SIGINT/SIGTERM), or /quitquitquit closed it. */
+async function untilStopped (closed: Promise<unknown>, signal: AbortSignal | undefined): Promise<'signal' | 'quit'> {
   const stop = new AbortController()
   const onSignal = (): void => stop.abort()
-  if (io.signal === undefined) {
+  if (signal === undefined) {
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-  } else if (io.signal.aborted) {
+  } else if (signal.aborted) {
     stop.abort()
   } else {
-    io.signal.addEventListener('abort', onSignal, { once: true })
+    signal.addEventListener('abort', onSignal, { once: true })
   }
   const stopped = new Promise<'signal'>((resolve) => {
     if (stop.signal.aborted) resolve('signal')
     else stop.signal.addEventListener('abort', () => resolve('signal'), { once: true })
   })
-  const why = await Promise.race([stopped, envoy.closed.then(() => 'quit' as const)])
+  const why = await Promise.race([stopped, closed.then(() => 'quit' as const)])
   process.off('SIGINT', onSignal)
   process.off('SIGTERM', onSignal)
-  io.signal?.removeEventListener('abort', onSignal)
-  await envoy.close()
-  stdout.write(why === 'quit' ? 'envoy: /quitquitquit, exited\n' : 'envoy: signal, exited\n')
-  return 0
+  signal?.removeEventListener('abort', onSignal)
+  return why
 }
 
 class UsageError extends Error {}

@@ -82,43 +82,19 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
     })
     this.store = new StatStore(options.istio === false ? undefined : istioStatsMatcher(options.istio.exitOnZeroActiveConnections))
     const host: ProxyHost = { options, store: this.store, drain: this.#drain, healthCheckFailed: () => this.#hcFailed, log: (e) => appendAccessLog(this.accessLog, e) }
-    const istio = options.istio !== false
-    this.#proxy = new ProxyListener(host, {
-      name: istio ? 'virtualInbound' : options.listenerName,
-      upstream: options.upstream,
-      port: options.listen,
-      host: options.host,
-      direction: options.trafficDirection,
-      statPrefix: options.statPrefix,
-      statAddress: istio ? '0.0.0.0_15006' : undefined
-    })
-    this.#outbound = options.outbound === null
-      ? null
-      : new ProxyListener(host, {
-        name: 'virtualOutbound',
-        upstream: options.outbound,
-        port: options.outboundListen,
-        host: options.host,
-        direction: 'outbound',
-        statPrefix: 'outbound_http',
-        statAddress: istio ? '0.0.0.0_15001' : undefined
-      })
+    this.#proxy = inboundListener(host, options)
+    this.#outbound = outboundListener(host, options)
     const st = this.store
-    this.#s = {
-      live: st.gauge('server.live'),
-      state: st.gauge('server.state'),
-      totalConnections: st.gauge('server.total_connections'),
-      uptime: st.gauge('server.uptime'),
-      workersStarted: st.gauge('listener_manager.workers_started'),
-      listenerStopped: st.counter('listener_manager.listener_stopped'),
-      ldsSuccess: st.counter('listener_manager.lds.update_success'),
-      cdsSuccess: st.counter('cluster_manager.cds.update_success')
-    }
+    this.#s = serverStats(st)
     st.gauge('server.version').set(0)
     st.gauge('server.concurrency').set(options.concurrency)
     st.gauge('listener_manager.total_listeners_active').set(this.#outbound === null ? 1 : 2)
-    const admin = adminStats(st)
-    this.#admin = createServer((req, res) => {
+    this.#admin = this.#adminServer(adminStats(st))
+  }
+
+  /** The admin API's HTTP server, counting its own connections and requests as Envoy does. */
+  #adminServer (admin: ReturnType<typeof adminStats>): Server {
+    const server = createServer((req, res) => {
       const method = req.method ?? 'GET'
       const url = req.url ?? '/'
       admin.rqTotal.inc()
@@ -133,7 +109,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
       res.end(reply.body)
       if (reply.after !== undefined) res.once('finish', reply.after)
     })
-    this.#admin.on('connection', (socket) => {
+    server.on('connection', (socket) => {
       this.#adminSockets.add(socket)
       for (const s of [admin.cxActive, admin.mainThreadCxActive, admin.httpCxActive, admin.cxTotal]) s.inc()
       socket.once('close', () => {
@@ -141,6 +117,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
         for (const s of [admin.cxActive, admin.mainThreadCxActive, admin.httpCxActive]) s.dec()
       })
     })
+    return server
   }
 
   get url (): string { return `http://${hostForUrl(this.options.host)}:${this.#proxy.port}` }
@@ -310,4 +287,43 @@ export async function startEnvoy (options: EnvoyOptions): Promise<LocalEnvoy> {
     throw err
   }
   return envoy
+}
+
+function inboundListener (host: ProxyHost, options: ResolvedEnvoyOptions): ProxyListener {
+  const istio = options.istio !== false
+  return new ProxyListener(host, {
+    name: istio ? 'virtualInbound' : options.listenerName,
+    upstream: options.upstream,
+    port: options.listen,
+    host: options.host,
+    direction: options.trafficDirection,
+    statPrefix: options.statPrefix,
+    statAddress: istio ? '0.0.0.0_15006' : undefined
+  })
+}
+
+function outboundListener (host: ProxyHost, options: ResolvedEnvoyOptions): ProxyListener | null {
+  if (options.outbound === null) return null
+  return new ProxyListener(host, {
+    name: 'virtualOutbound',
+    upstream: options.outbound,
+    port: options.outboundListen,
+    host: options.host,
+    direction: 'outbound',
+    statPrefix: 'outbound_http',
+    statAddress: options.istio !== false ? '0.0.0.0_15001' : undefined
+  })
+}
+
+function serverStats (st: StatStore): Record<'live' | 'state' | 'totalConnections' | 'uptime' | 'workersStarted' | 'listenerStopped' | 'ldsSuccess' | 'cdsSuccess', Stat> {
+  return {
+    live: st.gauge('server.live'),
+    state: st.gauge('server.state'),
+    totalConnections: st.gauge('server.total_connections'),
+    uptime: st.gauge('server.uptime'),
+    workersStarted: st.gauge('listener_manager.workers_started'),
+    listenerStopped: st.counter('listener_manager.listener_stopped'),
+    ldsSuccess: st.counter('listener_manager.lds.update_success'),
+    cdsSuccess: st.counter('cluster_manager.cds.update_success')
+  }
 }

@@ -53,6 +53,34 @@ const durationFlags = {
 export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promise<void> {
   const stdout = io.stdout ?? process.stdout
   const stderr = io.stderr ?? process.stderr
+  const parsed = parseEurekaArgs(argv, stdout, stderr)
+  if (parsed === 'help') { stdout.write(EUREKA_USAGE); return }
+  const { options, peers } = parsed
+  let servers: EurekaServer[]
+  let closeAll: () => Promise<void>
+  if (peers > 1) {
+    const { peerUrls: _peerUrls, ...clusterOptions } = options
+    const cluster = await startEurekaCluster({ ...clusterOptions, peers })
+    servers = cluster.servers
+    closeAll = () => cluster.close()
+  } else {
+    const server = await startEureka(options)
+    servers = [server]
+    closeAll = () => server.close()
+  }
+  for (const server of servers) {
+    const o = server.options
+    stdout.write(`eureka: listening on ${server.url} (apps: ${server.serviceUrl})\n`)
+    stdout.write(`eureka: read-only cache ${o.useReadOnlyCache ? `every ${o.responseCacheUpdateIntervalMs} ms` : 'off'}, ` +
+      `eviction every ${o.evictionIntervalTimerInMs} ms, leases ${o.defaultLeaseDurationMs} ms${o.leaseExpiryBug ? ' (x2 expiry bug)' : ''}, ` +
+      `self-preservation ${o.selfPreservation ? 'on' : 'off'}${server.replication().peers.length > 0 ? `, replicating to ${server.replication().peers.join(' ')} every ${o.replicationBatchMs} ms` : ''}\n`)
+  }
+  await untilStopped(io.signal)
+  await closeAll()
+  stdout.write('eureka: stopped\n')
+}
+
+function parseEurekaArgs (argv: string[], stdout: { write(s: string): unknown }, stderr: { write(s: string): unknown }): { options: EurekaServerOptions, peers: number } | 'help' {
   const { values } = parseArgs({
     args: argv,
     allowNegative: true,
@@ -73,8 +101,7 @@ export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promi
       ...Object.fromEntries(Object.keys(durationFlags).map((k) => [k, { type: 'string' as const }]))
     }
   })
-  if (values.help) { stdout.write(EUREKA_USAGE); return }
-
+  if (values.help) return 'help'
   const options: EurekaServerOptions = {
     port: integer('--port', values.port as string),
     host: values.host as string,
@@ -91,42 +118,23 @@ export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promi
     const raw = (values as Record<string, unknown>)[flag]
     if (typeof raw === 'string') options[option] = integer(`--${flag}`, raw)
   }
+  return { options, peers: integer('--peers', values.peers as string) }
+}
 
-  const peers = integer('--peers', values.peers as string)
-  let servers: EurekaServer[]
-  let closeAll: () => Promise<void>
-  if (peers > 1) {
-    const { peerUrls: _peerUrls, ...clusterOptions } = options
-    const cluster = await startEurekaCluster({ ...clusterOptions, peers })
-    servers = cluster.servers
-    closeAll = () => cluster.close()
-  } else {
-    const server = await startEureka(options)
-    servers = [server]
-    closeAll = () => server.close()
-  }
-  for (const server of servers) {
-    const o = server.options
-    stdout.write(`eureka: listening on ${server.url} (apps: ${server.serviceUrl})\n`)
-    stdout.write(`eureka: read-only cache ${o.useReadOnlyCache ? `every ${o.responseCacheUpdateIntervalMs} ms` : 'off'}, ` +
-      `eviction every ${o.evictionIntervalTimerInMs} ms, leases ${o.defaultLeaseDurationMs} ms${o.leaseExpiryBug ? ' (x2 expiry bug)' : ''}, ` +
-      `self-preservation ${o.selfPreservation ? 'on' : 'off'}${server.replication().peers.length > 0 ? `, replicating to ${server.replication().peers.join(' ')} every ${o.replicationBatchMs} ms` : ''}\n`)
-  }
-
-  await new Promise<void>((resolve) => {
+/** Resolves on SIGINT, SIGTERM or `signal`. */
+function untilStopped (signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
-      io.signal?.removeEventListener('abort', stop)
+      signal?.removeEventListener('abort', stop)
       resolve()
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
-    if (io.signal?.aborted) stop()
-    else io.signal?.addEventListener('abort', stop, { once: true })
+    if (signal?.aborted) stop()
+    else signal?.addEventListener('abort', stop, { once: true })
   })
-  await closeAll()
-  stdout.write('eureka: stopped\n')
 }
 
 function integer (flag: string, raw: string): number {

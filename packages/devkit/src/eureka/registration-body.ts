@@ -75,27 +75,8 @@ function build (raw: Json, strict: boolean, now: number): InstanceInfo {
   let securePort = { port: DEFAULT_SECURE_PORT, enabled: false }
   if (raw.securePort !== undefined && raw.securePort !== null) securePort = parsePort(raw.securePort, 'securePort', strict, securePort)
 
-  const dc = raw.dataCenterInfo
-  let dataCenterName = ''
-  let dataCenterMetadata: Record<string, string> | undefined
-  if (isObject(dc)) {
-    if (strict && typeof dc['@class'] !== 'string') throw new BadBody('Cannot deserialize dataCenterInfo: missing type id property \'@class\'')
-    dataCenterName = asText(dc.name)
-    if (strict && dataCenterName !== '' && !DATA_CENTER_NAMES.includes(dataCenterName)) {
-      throw new BadBody(`Cannot deserialize dataCenterInfo: unknown name '${dataCenterName}'; use one of ${DATA_CENTER_NAMES.join(', ')}`)
-    }
-    if (isObject(dc.metadata)) dataCenterMetadata = stringMap(dc.metadata)
-  } else if (dc !== undefined && dc !== null && strict) {
-    throw new BadBody('Cannot deserialize dataCenterInfo: expected an object')
-  }
-
-  let leaseInfo: InstanceInfo['leaseInfo']
-  if (isObject(raw.leaseInfo)) {
-    const renewal = Number.parseInt(asText(raw.leaseInfo.renewalIntervalInSecs), 10)
-    const duration = Number.parseInt(asText(raw.leaseInfo.durationInSecs), 10)
-    leaseInfo = { renewalIntervalInSecs: Number.isFinite(renewal) ? renewal : 30, durationInSecs: Number.isFinite(duration) ? duration : 90 }
-  }
-
+  const { dataCenterName, dataCenterMetadata } = dataCenter(raw.dataCenterInfo, strict)
+  const leaseInfo = lease(raw.leaseInfo)
   const auto: Partial<Record<AutoField, string>> = {}
   for (const field of AUTO_FIELDS) {
     const v = text(field)
@@ -133,6 +114,29 @@ function build (raw: Json, strict: boolean, now: number): InstanceInfo {
     lastDirtyTimestamp: Number.isFinite(dirty) ? dirty : now,
     actionType: undefined
   }
+}
+
+function dataCenter (dc: unknown, strict: boolean): { dataCenterName: string, dataCenterMetadata: Record<string, string> | undefined } {
+  let dataCenterName = ''
+  let dataCenterMetadata: Record<string, string> | undefined
+  if (isObject(dc)) {
+    if (strict && typeof dc['@class'] !== 'string') throw new BadBody('Cannot deserialize dataCenterInfo: missing type id property \'@class\'')
+    dataCenterName = asText(dc.name)
+    if (strict && dataCenterName !== '' && !DATA_CENTER_NAMES.includes(dataCenterName)) {
+      throw new BadBody(`Cannot deserialize dataCenterInfo: unknown name '${dataCenterName}'; use one of ${DATA_CENTER_NAMES.join(', ')}`)
+    }
+    if (isObject(dc.metadata)) dataCenterMetadata = stringMap(dc.metadata)
+  } else if (dc !== undefined && dc !== null && strict) {
+    throw new BadBody('Cannot deserialize dataCenterInfo: expected an object')
+  }
+  return { dataCenterName, dataCenterMetadata }
+}
+
+function lease (raw: unknown): InstanceInfo['leaseInfo'] {
+  if (!isObject(raw)) return undefined
+  const renewal = Number.parseInt(asText(raw.renewalIntervalInSecs), 10)
+  const duration = Number.parseInt(asText(raw.durationInSecs), 10)
+  return { renewalIntervalInSecs: Number.isFinite(renewal) ? renewal : 30, durationInSecs: Number.isFinite(duration) ? duration : 90 }
 }
 
 /** Metadata as the codec reads it: every value as text, the '@class' placeholder dropped. */

@@ -1,7 +1,8 @@
 // A local Eureka server over node:http, faithful to what eureka-js-client and
 // Java Eureka clients rely on: REST v2 under /eureka and /eureka/v2, the
 // two-level response cache, the delta queue, leases, eviction and status overrides.
-import { createServer } from 'node:http'
+import { createServer, type RequestListener, type Server } from 'node:http'
+import type { Clock, Logger } from '@lameduck/core'
 import type { AddressInfo } from 'node:net'
 import { startBackgroundTasks } from './background-tasks.ts'
 import { createCachedRegistry } from './cached-registry.ts'
@@ -48,27 +49,11 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
   replicator.peers.push(...o.peerUrls)
   const handle = createEurekaHandler({ registry, cache, replicator, strict: o.strict, disableDelta: o.disableDelta, clock, logger })
 
-  const server = createServer((req, res) => {
-    const path = req.url ?? '/'
-    const method = req.method ?? 'GET'
-    res.on('finish', () => {
-      log.push({ at: clock.now(), method, path, status: res.statusCode })
-      if (log.length > 1000) log.splice(0, log.length - 1000)
-      logger.debug({ method, path, status: res.statusCode }, `eureka: ${method} ${path} ${res.statusCode}`)
-    })
-    handle(req, res).catch((err: unknown) => {
-      logger.error({ err }, 'eureka: request failed')
-      if (!res.headersSent) send(res, 500, 'text/plain', String(err))
-      else res.destroy()
-    })
-  })
+  const server = createServer(requestListener(handle, log, o))
   server.keepAliveTimeout = 30_000
 
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(o.port, o.host, () => { server.off('error', reject); resolve() })
-    })
+    await listen(server, o.port, o.host)
   } catch (err) {
     tasks.close()
     cache.close()
@@ -105,4 +90,29 @@ export async function startEureka (options: EurekaServerOptions = {}): Promise<E
       })
     }
   }
+}
+
+/** Runs the handler, records each request (the last 1000) and answers 500 for what it throws. */
+function requestListener (handle: ReturnType<typeof createEurekaHandler>, log: EurekaRequestRecord[], { clock, logger }: { clock: Clock, logger: Logger }): RequestListener {
+  return (req, res) => {
+    const path = req.url ?? '/'
+    const method = req.method ?? 'GET'
+    res.on('finish', () => {
+      log.push({ at: clock.now(), method, path, status: res.statusCode })
+      if (log.length > 1000) log.splice(0, log.length - 1000)
+      logger.debug({ method, path, status: res.statusCode }, `eureka: ${method} ${path} ${res.statusCode}`)
+    })
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err }, 'eureka: request failed')
+      if (!res.headersSent) send(res, 500, 'text/plain', String(err))
+      else res.destroy()
+    })
+  }
+}
+
+function listen (server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => { server.off('error', reject); resolve() })
+  })
 }

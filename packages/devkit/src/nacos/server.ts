@@ -88,9 +88,51 @@ export async function startNacosNode (options: NacosServerOptions, replicate?: (
   let applying = false
   const events = new EventEmitter<NacosServerEvents>()
   const emit = (event: string, payload: unknown): void => { (events.emit as (e: string, p: unknown) => boolean)(event, payload) }
-  const now = (): number => Date.now()
   let serverList = `${o.host}:${o.port}`
+  const naming = createNaming(o, emit, replicate === undefined ? undefined : (op) => { if (!applying) replicate(op) })
 
+  const http = createServer({ keepAliveTimeout: 30_000 }, createHttpHandler({ options: o, ...naming, serverList: () => serverList, emit, now }))
+  http.listen(o.port, o.host)
+  try {
+    await once(http, 'listening')
+  } catch (err) {
+    await naming.push.close()
+    throw err
+  }
+  const address = http.address()
+  const port = typeof address === 'object' && address !== null ? address.port : o.port
+  const hostForUrl = o.host.includes(':') ? `[${o.host}]` : o.host
+  serverList = `${hostForUrl}:${port}`
+  const udpPort = await naming.push.start()
+  const checker = setInterval(() => naming.store.check(), o.checkIntervalMs)
+  checker.unref()
+  o.logger.info({ nacos: { url: `http://${serverList}/nacos`, udpPort } }, `nacos: naming server listening on http://${serverList}/nacos`)
+
+  const close = async (): Promise<void> => {
+    clearInterval(checker)
+    const closed = new Promise<void>((resolve) => http.close(() => resolve()))
+    http.closeAllConnections()
+    await Promise.all([closed, naming.push.close()])
+    naming.store.clear()
+    naming.storage.clear()
+    events.removeAllListeners()
+    o.logger.info({}, `nacos: naming server on ${serverList} stopped`)
+  }
+  return {
+    server: serverView(o, naming, { serverList, port, udpPort, events, close }),
+    apply (op) {
+      applying = true
+      try { naming.store.apply(op) } finally { applying = false }
+    }
+  }
+}
+
+const now = (): number => Date.now()
+
+interface Naming { push: PushService, store: NamingStore, storage: ServiceStorage }
+
+/** The store, its push service and its storage, wired: a change is logged, emitted, pushed and replicated. */
+function createNaming (o: ResolvedNacosServerOptions, emit: (event: string, payload: unknown) => void, replicate: ((op: DistroOp) => void) | undefined): Naming {
   const push: PushService = new PushService({
     ...o,
     now,
@@ -106,51 +148,37 @@ export async function startNacosNode (options: NacosServerOptions, replicate?: (
       o.logger.info({ nacos: change }, `nacos: ${reason} ${service.name} ${instance.ip}:${instance.port} (${instance.clusterName}, ${service.namespaceId})`)
       emit('change', change)
       push.changed(service.namespaceId, service.name)
-      if (replicate !== undefined && !applying) replicate(distroOp(service, reason, instance))
+      replicate?.(distroOp(service, reason, instance))
     },
     onBeat (service, instance) {
-      if (replicate === undefined || applying) return
-      replicate({ kind: 'beat', namespaceId: service.namespaceId, name: service.name, ip: instance.ip, port: instance.port, clusterName: instance.clusterName })
+      replicate?.({ kind: 'beat', namespaceId: service.namespaceId, name: service.name, ip: instance.ip, port: instance.port, clusterName: instance.clusterName })
     }
   })
   const storage = new ServiceStorage(store)
+  return { push, store, storage }
+}
 
-  const http = createServer({ keepAliveTimeout: 30_000 }, createHttpHandler({ options: o, store, storage, push, serverList: () => serverList, emit, now }))
-  http.listen(o.port, o.host)
-  try {
-    await once(http, 'listening')
-  } catch (err) {
-    await push.close()
-    throw err
-  }
-  const address = http.address()
-  const port = typeof address === 'object' && address !== null ? address.port : o.port
-  const hostForUrl = o.host.includes(':') ? `[${o.host}]` : o.host
-  serverList = `${hostForUrl}:${port}`
-  const udpPort = await push.start()
+function locate (service: string, where: { namespaceId?: string, groupName?: string } = {}): { namespaceId: string, name: string, groupName: string } {
+  const namespaceId = where.namespaceId ?? DEFAULT_NAMESPACE
+  if (service.includes(GROUP_SPLITTER)) return { namespaceId, name: service, groupName: service.split(GROUP_SPLITTER)[0]! }
+  const groupName = where.groupName ?? DEFAULT_GROUP
+  return { namespaceId, name: `${groupName}${GROUP_SPLITTER}${service}`, groupName }
+}
 
-  const checker = setInterval(() => store.check(), o.checkIntervalMs)
-  checker.unref()
+interface Running { serverList: string, port: number, udpPort: number, events: EventEmitter<NacosServerEvents>, close: () => Promise<void> }
 
-  const locate = (service: string, where: { namespaceId?: string, groupName?: string } = {}): { namespaceId: string, name: string, groupName: string } => {
-    const namespaceId = where.namespaceId ?? DEFAULT_NAMESPACE
-    if (service.includes(GROUP_SPLITTER)) return { namespaceId, name: service, groupName: service.split(GROUP_SPLITTER)[0]! }
-    const groupName = where.groupName ?? DEFAULT_GROUP
-    return { namespaceId, name: `${groupName}${GROUP_SPLITTER}${service}`, groupName }
-  }
-
-  let closing: Promise<void> | null = null
+/** The handle tests hold: addresses, what the server holds, and its controls. */
+function serverView (o: ResolvedNacosServerOptions, { push, store, storage }: Naming, r: Running): NacosServer {
   const { logger: _logger, ...publicOptions } = o
-  o.logger.info({ nacos: { url: `http://${serverList}/nacos`, udpPort } }, `nacos: naming server listening on http://${serverList}/nacos`)
-
-  const server: NacosServer = {
-    url: `http://${serverList}/nacos`,
-    serverList,
+  let closing: Promise<void> | null = null
+  return {
+    url: `http://${r.serverList}/nacos`,
+    serverList: r.serverList,
     host: o.host,
-    port,
-    udpPort,
-    options: { ...publicOptions, port },
-    events,
+    port: r.port,
+    udpPort: r.udpPort,
+    options: { ...publicOptions, port: r.port },
+    events: r.events,
     instances (service, where) {
       const { namespaceId, name } = locate(service, where)
       return [...(store.service(namespaceId, name)?.instances.values() ?? [])].map((i) => ({ ...i, metadata: { ...i.metadata } }))
@@ -169,26 +197,7 @@ export async function startNacosNode (options: NacosServerOptions, replicate?: (
       push.setEnabled(enabled)
       o.logger.info({ nacos: { push: enabled } }, `nacos: push ${enabled ? 'on' : 'off'}`)
     },
-    close () {
-      closing ??= (async () => {
-        clearInterval(checker)
-        const closed = new Promise<void>((resolve) => http.close(() => resolve()))
-        http.closeAllConnections()
-        await Promise.all([closed, push.close()])
-        store.clear()
-        storage.clear()
-        events.removeAllListeners()
-        o.logger.info({}, `nacos: naming server on ${serverList} stopped`)
-      })()
-      return closing
-    }
-  }
-  return {
-    server,
-    apply (op) {
-      applying = true
-      try { store.apply(op) } finally { applying = false }
-    }
+    close: () => (closing ??= r.close())
   }
 }
 
