@@ -32,7 +32,7 @@ const report = (failed: number, durationMs: number, perSecond: number): RolloutR
   total: 100,
   durationMs,
   failures: { refused: failed, noInstance: 0, reset: 0, status5xx: 0, timeout: 0, other: 0 },
-  timeline: { bucketMs: 250, buckets: [{ t: 0, perInstance: { a: perSecond / 4 }, failed: failed }], markers: [] },
+  timeline: { bucketMs: 250, buckets: [{ t: 0, perInstance: { a: perSecond / 4 }, failed }], markers: [] },
   instances: [{ id: 'a' }]
 } as unknown as RolloutReport)
 
