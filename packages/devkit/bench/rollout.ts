@@ -10,7 +10,7 @@ import { runRollout, type RolloutOptions, type RolloutReport } from '@lameduck/d
 
 const { values } = parseArgs({ options: { rps: { type: 'string', default: '500' }, quick: { type: 'boolean' } } })
 const rps = Number(values.rps)
-const SCRIPT = '`packages/devkit/bench/rollout.ts` (`npm run bench`)'
+const SCRIPT = `\`packages/devkit/bench/rollout.ts\` (\`npm run bench\`) on ${new Date().toISOString().slice(0, 10)}`
 
 interface Row { path: string, mode: string, report: RolloutReport }
 
