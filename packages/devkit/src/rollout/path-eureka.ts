@@ -26,7 +26,8 @@ export async function eurekaPath (o: ResolvedRollout, service: string): Promise<
   const windows = eurekaWindows({
     responseCacheUpdateIntervalMs: cacheMs,
     registryFetchIntervalMs: fetchMs,
-    balancer: refreshMs,
+    // The plain consumer has no balancer hop: no term for it, so the window carries no slack.
+    balancer: o.consumer === 'plain' ? 0 : refreshMs,
     peers: o.cluster,
     replicationBatchMs: FIXED.eurekaReplicationBatchMs
   })
