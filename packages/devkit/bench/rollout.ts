@@ -69,7 +69,7 @@ out.push(...table(transportRows))
 const sweep: Row[] = []
 for (const n of values.quick ? [60, 100] : [30, 60, 90, 100, 120]) sweep.push(await run('Eureka', `sleep ${n}`, { registry: 'eureka', mode: 'sleep', sleepSeconds: n }))
 const lameduckEureka = rows.find((r) => r.path === 'Eureka' && r.mode === 'lameduck')
-out.push(`\n## \`sleep N\` against lameduck (Eureka path, window 90 s)\n\nWritten by ${SCRIPT}.\n`)
+out.push(`\n## \`sleep N\` against lameduck (Eureka path, plain consumer, window 60 s)\n\nWritten by ${SCRIPT}.\n`)
 out.push('| preStop | N (manifest seconds) | failed | rollout time | pod offline (max) |')
 out.push('|---|---:|---:|---:|---:|')
 for (const { mode, report: r } of sweep) out.push(`| \`sleep\` | ${mode.split(' ')[1]} | ${pct(r)} | ${ms(r.rolloutMs)} | ${ms(maxOffline(r))} |`)
