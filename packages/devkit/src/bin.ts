@@ -7,7 +7,7 @@ Commands:
   nacos      a local Nacos naming server (v1 HTTP + UDP push, beats)
   envoy      a local Envoy sidecar: HTTP/1.1 proxy + admin API
   rollout    a Kubernetes rolling update under load, with a loss report
-  demo       the rollout twice (naive, lameduck), side by side, with a chart
+  demo       the rollout as a 2×2 (plain / lameduck consumer × naive / lameduck providers), with a chart
 
 Run 'lameduck-devkit <command> --help' for a command's options.
 For development and tests only: production uses real Eureka, Nacos and Envoy.
@@ -21,8 +21,7 @@ try {
     case 'envoy': process.exitCode = await (await import('./envoy/index.ts')).runEnvoyCli(argv); break
     case 'rollout': process.exitCode = await (await import('./rollout/index.ts')).runRolloutCli(argv); break
     case 'demo':
-      if (argv.includes('--help') || argv.includes('-h')) process.stdout.write('Usage: lameduck-devkit demo\n\nThe rollout lab twice on the Eureka path (naive, then lameduck), side by side,\nwith a chart and the JSON reports in ./lameduck-demo/. About 30 s.\n')
-      else await (await import('./rollout/index.ts')).runDemo()
+      await (await import('./rollout/index.ts')).runDemoCli(argv)
       break
     case undefined: case '--help': case '-h': case 'help': process.stdout.write(USAGE); break
     default:

@@ -13,9 +13,15 @@ with a loss report.
 
 Options:
   --registry eureka|nacos|none   traffic path (none = Kubernetes Service)   [eureka]
-  --sidecar                      a local Envoy in front of every provider
+  --cluster N                    registry servers: Eureka peers / Nacos nodes  [1]
+  --no-push                      Nacos: no UDP push, the consumer polls (cacheMillis)
+  --sidecar                      an Istio-style Envoy sidecar in front of every provider
+  --exit-on-zero-active-connections  the sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS
+  --transport http|https|h2c|h2  what providers serve and the consumer speaks (Service, Eureka)  [http]
   --mode naive|sleep|lameduck    no preStop | preStop sleep | lameduck prestop  [lameduck]
-  --consumer balancer|plain      lameduck's balancer, or round robin without retries  [balancer]
+  --consumer plain|balancer      round robin over the discovery list, keep-alive, no retries
+                                 (what services do today) | @lameduck/balancer
+                                 [plain for naive and sleep, balancer for lameduck]
   --providers N                  replicas                                    [3]
   --rps N                        request rate                                [300]
   --scale F                      multiplies production durations (90 s → 4.5 s at 0.05)  [0.05]
@@ -38,6 +44,10 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
     options: {
       registry: { type: 'string' },
       sidecar: { type: 'boolean' },
+      cluster: { type: 'string' },
+      'no-push': { type: 'boolean' },
+      'exit-on-zero-active-connections': { type: 'boolean' },
+      transport: { type: 'string' },
       mode: { type: 'string' },
       providers: { type: 'string' },
       consumer: { type: 'string' },
@@ -59,6 +69,10 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
   const options: RolloutOptions = {
     registry: values.registry as RolloutOptions['registry'],
     sidecar: values.sidecar,
+    cluster: n(values.cluster),
+    nacosPush: values['no-push'] ? false : undefined,
+    exitOnZeroActiveConnections: values['exit-on-zero-active-connections'],
+    transport: values.transport as RolloutOptions['transport'],
     mode: values.mode as RolloutOptions['mode'],
     providers: n(values.providers),
     consumer: values.consumer as RolloutOptions['consumer'],

@@ -2,17 +2,27 @@ import { InvalidOptionError } from '@lameduck/core'
 
 export type RolloutMode = 'naive' | 'sleep' | 'lameduck'
 export type RegistryKind = 'eureka' | 'nacos' | 'none'
+export type Transport = 'http' | 'https' | 'h2c' | 'h2'
+export const TRANSPORTS: readonly Transport[] = ['http', 'https', 'h2c', 'h2']
 
 export interface RolloutOptions {
   /** Traffic path: a registry with client-side balancing, or 'none' for a Kubernetes Service. Default 'eureka'. */
   registry?: RegistryKind
-  /** Put a local Envoy in front of every provider. Default false. */
+  /** Registry servers: Eureka peers or Nacos nodes (providers write to the first, the consumer reads the others). Default 1. */
+  cluster?: number
+  /** Nacos UDP push to the consumer. false: the consumer only polls (cacheMillis). Default true. */
+  nacosPush?: boolean
+  /** Put an Istio-style Envoy sidecar in front of every provider. Default false. */
   sidecar?: boolean
+  /** The sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS (Envoy then keeps downstream_cx_active). Default false. */
+  exitOnZeroActiveConnections?: boolean
+  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext) or h2 (HTTP/2 over TLS). Service and Eureka paths, no sidecar. Default 'http'. */
+  transport?: Transport
   /** naive: no preStop; sleep: preStop `sleep N`; lameduck: preStop `lameduck prestop`. Default 'lameduck'. */
   mode?: RolloutMode
   providers?: number
   rps?: number
-  /** The consumer: '@lameduck/balancer' (warmup, leave-aware, retries refused connects) or 'plain' (round robin over the discovery list, no retries: most consumers today). Default 'balancer'. */
+  /** The consumer: '@lameduck/balancer' (warmup, leave-aware, retries refused connects) or 'plain' (round robin over the discovery list, keep-alive, no retries, no ejection: most consumers today). Default 'plain' in modes naive and sleep, 'balancer' in mode lameduck. */
   consumer?: 'balancer' | 'plain'
   /** Multiplies every production duration (caches, fetch, refresh, windows, grace). Default 0.05: 90 s → 4.5 s. */
   scale?: number
@@ -49,8 +59,8 @@ const num = (name: string, v: unknown, min: number, exclusive = false): number =
   return v
 }
 
-function consumer (v: unknown): 'balancer' | 'plain' {
-  if (v === undefined) return 'balancer'
+function consumer (v: unknown, mode: RolloutMode): 'balancer' | 'plain' {
+  if (v === undefined) return mode === 'lameduck' ? 'balancer' : 'plain'
   if (v !== 'balancer' && v !== 'plain') throw new InvalidOptionError('consumer', `must be balancer or plain, got ${String(v)}`)
   return v
 }
@@ -60,10 +70,19 @@ export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   if (!['eureka', 'nacos', 'none'].includes(registry)) throw new InvalidOptionError('registry', `must be eureka, nacos or none, got ${String(registry)}`)
   const mode = o.mode ?? 'lameduck'
   if (!['naive', 'sleep', 'lameduck'].includes(mode)) throw new InvalidOptionError('mode', `must be naive, sleep or lameduck, got ${String(mode)}`)
+  const transport = o.transport ?? 'http'
+  if (!TRANSPORTS.includes(transport)) throw new InvalidOptionError('transport', `must be ${TRANSPORTS.join(', ')}, got ${String(transport)}`)
+  if (transport !== 'http' && (registry === 'nacos' || o.sidecar === true)) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths without a sidecar; use transport 'http' with ${registry === 'nacos' ? 'registry nacos' : 'sidecar'}`)
+  const cluster = int('cluster', o.cluster ?? 1, 1)
+  if (cluster > 1 && registry === 'none') throw new InvalidOptionError('cluster', 'needs a registry (eureka or nacos); the Service path has none')
   return {
     registry,
+    cluster,
+    nacosPush: o.nacosPush ?? true,
     sidecar: o.sidecar ?? false,
-    consumer: consumer(o.consumer),
+    exitOnZeroActiveConnections: o.exitOnZeroActiveConnections ?? false,
+    transport,
+    consumer: consumer(o.consumer, mode),
     mode,
     providers: int('providers', o.providers ?? 3, 1),
     rps: num('rps', o.rps ?? 300, 0, true),

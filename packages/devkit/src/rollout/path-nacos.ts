@@ -1,31 +1,39 @@
-// Nacos path: the devkit Nacos naming server (UDP push + cacheMillis polling) and
-// a consumer that is @lameduck/balancer over the nacos naming client.
+// Nacos path: the devkit Nacos naming server (or a cluster of nodes), its list
+// snapshot refreshed by the push task, UDP push and cacheMillis polling, and a
+// consumer over the nacos naming client — plain round robin or @lameduck/balancer.
+// The push delay and cacheMillis are scaled; the 100 ms push-task check and the
+// 1 s distro sync between nodes are fixed delays and run at full length.
 import { createBalancer } from '@lameduck/balancer'
 import { nacosDiscovery, nacosWindows } from '@lameduck/nacos'
-import { startNacos } from '../nacos/index.ts'
+import { startNacos, startNacosCluster } from '../nacos/index.ts'
 import type { ResolvedRollout } from './options.ts'
-import { LAB_MARGIN_MS, PRODUCTION, plainConsumer, type TrafficPath } from './paths.ts'
+import { FIXED, PRODUCTION, plainConsumer, type TrafficPath } from './paths.ts'
 
 export async function nacosPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
   const cacheMillis = Math.max(100, Math.round(PRODUCTION.nacosCacheMs * o.scale))
   const pushDelayMs = Math.round(PRODUCTION.nacosPushDelayMs * o.scale)
-  const server = await startNacos({ port: 0, cacheMillis, pushDelayMs })
-  const discovery = nacosDiscovery({ serverList: server.serverList })
+  const serverOptions = { port: 0, cacheMillis, pushDelayMs, pushCheckIntervalMs: FIXED.nacosPushCheckMs, push: o.nacosPush }
+  const cluster = o.cluster > 1 ? await startNacosCluster({ ...serverOptions, nodes: o.cluster, distroSyncDelayMs: FIXED.nacosDistroSyncMs }) : null
+  const nodes = cluster?.nodes ?? [await startNacos(serverOptions)]
+  // Providers write to the first node; the consumer's SDK reads every node at random, as with a real serverList.
+  const discovery = nacosDiscovery({ serverList: cluster?.serverList ?? nodes[0]!.serverList })
   // A Node consumer reads the client's cache on every change: no Ribbon hop.
   const plain = plainConsumer(discovery, service)
   const balancer = createBalancer({ service, discovery, refreshIntervalMs: cacheMillis, curve: 'linear', consumerId: 'rollout-consumer' })
-  const windows = { ...nacosWindows({ pushDelayMs, cacheMillis, marginMs: LAB_MARGIN_MS }) }
+  // marginMs stays nacosWindows' own default: the SDK's fixed 1 s first poll after a subscribe.
+  const windows = nacosWindows({ pushDelayMs, pushCheckMs: FIXED.nacosPushCheckMs, cacheMillis, push: o.nacosPush, cluster: o.cluster, distroSyncDelayMs: FIXED.nacosDistroSyncMs })
   return {
-    name: 'nacos',
-    providerRegistry: { kind: 'nacos', serverList: server.serverList },
+    name: `nacos${o.cluster > 1 ? `-cluster-${o.cluster}` : ''}${o.nacosPush ? '' : '-no-push'}`,
+    providerRegistry: { kind: 'nacos', serverList: nodes[0]!.serverList },
     windows,
     consumer: o.consumer === 'plain' ? plain : { url: (path) => `http://${service}${path}`, dispatcher: balancer },
-    describe: { nacos: server.url, cacheMillis, pushDelayMs },
+    describe: { nacos: nodes.map((n) => n.url), cacheMillis, pushDelayMs, pushCheckMs: FIXED.nacosPushCheckMs, push: o.nacosPush, distroSyncDelayMs: o.cluster > 1 ? FIXED.nacosDistroSyncMs : 0 },
     async close () {
       await plain.dispatcher.close()
       await balancer.close()
       await discovery.close()
-      await server.close()
+      if (cluster !== null) await cluster.close()
+      else await nodes[0]!.close()
     }
   }
 }

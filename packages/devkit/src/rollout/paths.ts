@@ -2,17 +2,20 @@
 // it needs (a registry server, a Service proxy) and gives the consumer side.
 import { Agent, type Dispatcher } from 'undici'
 import { serviceKey, type Discovery, type WindowsInput } from '@lameduck/core'
-import type { ResolvedRollout } from './options.ts'
+import type { ResolvedRollout, Transport } from './options.ts'
 import type { ProviderConfig } from './provider-app.ts'
 import { ServiceProxy } from './service-proxy.ts'
 import type { Pod } from './pod.ts'
+import { agentOptions, scheme } from './transport.ts'
 
 export interface TrafficPath {
   name: string
   /** What providers register with. */
   providerRegistry: ProviderConfig['registry']
-  /** The window lameduck providers wait (scaled). */
+  /** The window lameduck providers wait: the scaled inputs, the fixed terms as they are. */
   windows: WindowsInput
+  /** Where providers' registry calls go (a sidecar's outbound listener forwards there). */
+  registryOrigin?: string
   consumer: { url: (path: string) => string, dispatcher: Dispatcher }
   /** Called with the ready, non-terminating pods whenever they change (the endpoints controller). */
   onEndpoints?: (pods: Pod[]) => void
@@ -26,11 +29,17 @@ export interface TrafficPath {
 const SERVICE = 'orders'
 
 /**
- * Safety margin added to every scaled window. Production windows carry seconds
- * of slack; scaled ×0.05 they would carry none, and a CPU-starved test machine
- * (event-loop lag of a second or two) then sees stale routes outlive the window.
+ * Fixed delays of the real servers, never scaled: the lab runs them at full length
+ * and the window calculator must cover them (there is no blanket lab margin).
  */
-export const LAB_MARGIN_MS = 1_000
+export const FIXED = {
+  /** PeerEurekaNode's replication batch. */
+  eurekaReplicationBatchMs: 500,
+  /** Nacos NacosDelayTaskExecuteEngine's push-task check. */
+  nacosPushCheckMs: 100,
+  /** Nacos DistroConstants.DEFAULT_DATA_SYNC_DELAY_MILLISECONDS. */
+  nacosDistroSyncMs: 1_000
+}
 
 /** Production defaults (ms) that the lab scales down. */
 export const PRODUCTION = {
@@ -52,19 +61,19 @@ export async function createPath (o: ResolvedRollout): Promise<TrafficPath> {
 async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
   const proxy = new ServiceProxy(o.endpointLagMs)
   const port = await proxy.listen()
-  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 32 })
+  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 32, ...agentOptions(o.transport) })
   return {
     name: 'kubernetes-service',
     providerRegistry: { kind: 'none' },
-    // The endpoint lag plus a margin for the proxy's reaction.
-    windows: { endpointLagMs: o.endpointLagMs, marginMs: LAB_MARGIN_MS },
-    consumer: { url: (path) => `http://127.0.0.1:${port}${path}`, dispatcher: agent },
+    // The endpoint lag is a fixed delay (kube-proxy's), run unscaled.
+    windows: { endpointLagMs: o.endpointLagMs },
+    consumer: { url: (path) => `${scheme(o.transport)}://127.0.0.1:${port}${path}`, dispatcher: agent },
     onEndpoints: (pods) => proxy.publish(pods.map((p) => ({ id: p.id, port: p.targetPort }))),
     async discovered (count) {
       const deadline = Date.now() + 30_000
       while (proxy.endpoints.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     },
-    describe: { endpointLagMs: o.endpointLagMs },
+    describe: { endpointLagMs: o.endpointLagMs, transport: o.transport },
     async close () {
       await agent.close()
       await proxy.close()
@@ -76,15 +85,15 @@ async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
  * A consumer that knows nothing of lameduck: round robin over the discovery list
  * as it stands, one keep-alive agent, no retries, no reaction to draining headers.
  */
-export function plainConsumer (discovery: Discovery, service: string): { url: (path: string) => string, dispatcher: Agent } {
+export function plainConsumer (discovery: Discovery, service: string, transport: Transport = 'http'): { url: (path: string) => string, dispatcher: Agent } {
   let next = 0
   return {
-    dispatcher: new Agent({ keepAliveTimeout: 30_000, connections: 32 }),
+    dispatcher: new Agent({ keepAliveTimeout: 30_000, connections: 32, ...agentOptions(transport) }),
     url (path) {
       const list = discovery.instances(serviceKey(service))
       const target = list[next++ % Math.max(1, list.length)]
       if (target === undefined) throw Object.assign(new Error(`no instance of ${service}`), { code: 'LAMEDUCK_ERR_NO_INSTANCE' })
-      return `http://${target.host}:${target.port}${path}`
+      return `${scheme(transport)}://${target.host}:${target.port}${path}`
     }
   }
 }

@@ -4,10 +4,20 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter, once } from 'node:events'
 import { createInterface } from 'node:readline'
-import { request } from 'undici'
+import { request, type Dispatcher } from 'undici'
 import type { ProviderConfig } from './provider-app.ts'
 
-export interface ProbeOptions { path: string, periodMs: number, timeoutMs: number, successThreshold: number, failureThreshold: number }
+export interface ProbeOptions {
+  path: string
+  periodMs: number
+  timeoutMs: number
+  successThreshold: number
+  failureThreshold: number
+  /** 'https' for a TLS app (the kubelet's `scheme: HTTPS`). Default 'http'. */
+  scheme?: 'http' | 'https'
+  /** Agent that speaks the app's transport (h2c, TLS trust). Default undici's global one. */
+  dispatcher?: Dispatcher
+}
 
 export interface PodEvent { t: number, event: string, [k: string]: unknown }
 
@@ -107,7 +117,7 @@ export class Pod extends EventEmitter {
     const tick = async (): Promise<void> => {
       let ok = false
       try {
-        const res = await request(`http://127.0.0.1:${this.port}${p.path}`, { headersTimeout: p.timeoutMs, bodyTimeout: p.timeoutMs })
+        const res = await request(`${p.scheme ?? 'http'}://127.0.0.1:${this.port}${p.path}`, { headersTimeout: p.timeoutMs, bodyTimeout: p.timeoutMs, ...(p.dispatcher ? { dispatcher: p.dispatcher } : {}) })
         await res.body.dump()
         ok = res.statusCode >= 200 && res.statusCode < 400
       } catch {}

@@ -3,9 +3,11 @@
 // mode 'naive' / 'sleep': what services do today — register at listen, and on
 // SIGTERM deregister and close at once (Fastify answers 503 while closing).
 // Events go to stdout as JSON lines: {"event":"listening",...}, {"event":"state",...}.
-import Fastify from 'fastify'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { Registry, WindowsInput } from '@lameduck/core'
 import lameduck from '@lameduck/fastify'
+import { fastifyServerOptions, type ServeSpec } from './transport.ts'
 
 export interface ProviderConfig {
   id: string
@@ -20,7 +22,10 @@ export interface ProviderConfig {
   advertisePort?: number
   /** Port to listen on (fixed when a sidecar proxies to it). Default: any free port. */
   listenPort?: number
-  sidecar?: { envoyAdmin: string }
+  /** The Envoy sidecar's admin, and the scaled waits of the drain step. */
+  sidecar?: { envoyAdmin: string, unavailableWaitMs: number, drainTimeoutMs: number }
+  /** Transport and TLS material. Default plain HTTP/1.1. */
+  serve?: ServeSpec
   /** Simulated boot: ms before the app is ready (readiness fails until then). */
   bootMs: number
   shutdownTimeoutMs?: number
@@ -30,6 +35,15 @@ export interface ProviderConfig {
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ProviderConfig
 const emit = (event: Record<string, unknown>): void => { process.stdout.write(JSON.stringify({ t: Date.now(), id: config.id, ...event }) + '\n') }
+
+// Event-loop lag of this process, reported every 500 ms: a starved CPU shows here
+// (timers fire late), so the report can say how late instead of hiding it in slack.
+const lag = monitorEventLoopDelay({ resolution: 10 })
+lag.enable()
+setInterval(() => {
+  emit({ event: 'lag', p99Ms: Math.round(lag.percentile(99) / 1e6), maxMs: Math.round(lag.max / 1e6) })
+  lag.reset()
+}, 500).unref()
 
 async function makeRegistry (): Promise<Registry | undefined> {
   const r = config.registry
@@ -46,7 +60,10 @@ async function makeRegistry (): Promise<Registry | undefined> {
 
 const registry = await makeRegistry()
 const bootedAt = Date.now() + config.bootMs
-const app = Fastify({ logger: false, forceCloseConnections: 'idle' })
+// One app for every transport; its type is the HTTP/1.1 one (the handlers use nothing transport-specific).
+// A cleartext HTTP/2 server has no closeIdleConnections(), which forceCloseConnections 'idle' needs.
+const serve = config.serve ?? { transport: 'http' }
+const app = Fastify({ logger: false, ...(serve.transport === 'h2c' ? {} : { forceCloseConnections: 'idle' }), ...fastifyServerOptions(serve) } as never) as unknown as FastifyInstance
 let served = 0
 
 if (config.mode === 'lameduck') {
@@ -63,7 +80,7 @@ if (config.mode === 'lameduck') {
     maxRequestMs: config.maxRequestMs,
     admin: { port: 0 },
     ...(config.ignoreSigterm ? { signals: false as const } : {}),
-    ...(config.sidecar ? { sidecar: { envoyAdmin: config.sidecar.envoyAdmin, readyTimeoutMs: 30_000, drainTimeoutMs: 5_000, checkIntervalMs: 100 } } : {}),
+    ...(config.sidecar ? { sidecar: { envoyAdmin: config.sidecar.envoyAdmin, readyTimeoutMs: 30_000, drainTimeoutMs: config.sidecar.drainTimeoutMs, unavailableWaitMs: config.sidecar.unavailableWaitMs, checkIntervalMs: 100 } } : {}),
     ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {})
   })
   app.lameduck.on('state', (c) => emit({ event: 'state', from: c.from, to: c.to, reason: c.reason }))

@@ -33,8 +33,13 @@ export interface OfflineReport {
 
 export interface Bucket { t: number, perInstance: Record<string, number>, failed: number }
 
+/** Event-loop delay (ms) measured in the run: how late timers fired on this machine. */
+export interface LagReport { p99Ms: number, maxMs: number }
+
 export interface RolloutReport {
   scenario: Record<string, unknown>
+  /** The consumer's and the providers' (worst 500 ms sample of any) event-loop lag. */
+  eventLoopLag: { consumer: LagReport, providers: LagReport }
   total: number
   failed: number
   failures: Record<Exclude<Outcome, 'ok'>, number>
@@ -58,6 +63,7 @@ export function buildReport (input: {
   bucketMs?: number
   /** The warmup the providers published (ms, as scaled); 0 = no ramp to measure. */
   warmupMs?: number
+  consumerLag?: LagReport
 }): RolloutReport {
   const { records, loadStartedAt: t0 } = input
   const rel = (at: number | null): number | null => at === null ? null : at - t0
@@ -120,8 +126,11 @@ export function buildReport (input: {
   for (const p of input.pods) if (p.readyAt !== null) markers.push({ t: p.readyAt - t0, label: `${p.id} ready` })
   for (const term of input.terminations) markers.push({ t: term.deletedAt - t0, label: `${term.id} deleted` })
 
+  const lags = input.pods.flatMap((p) => p.events.filter((e) => e.event === 'lag'))
+  const providers = { p99Ms: Math.max(0, ...lags.map((e) => Number(e.p99Ms))), maxMs: Math.max(0, ...lags.map((e) => Number(e.maxMs))) }
   return {
     scenario: input.scenario,
+    eventLoopLag: { consumer: input.consumerLag ?? { p99Ms: 0, maxMs: 0 }, providers },
     total,
     failed,
     failures,

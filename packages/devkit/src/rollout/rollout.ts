@@ -2,7 +2,10 @@
 // path, open-loop load from a consumer, and a Kubernetes rolling update from
 // v1 to v2 in the chosen mode. Returns the loss report.
 import { existsSync } from 'node:fs'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { Agent } from 'undici'
+import { computePlan } from '@lameduck/cli'
 import { propagationWindow } from '@lameduck/core'
 import { Deployment } from './deployment.ts'
 import { LoadGenerator } from './load.ts'
@@ -11,6 +14,8 @@ import { createPath, SERVICE, type TrafficPath } from './paths.ts'
 import { Pod, type SidecarContainer } from './pod.ts'
 import type { ProviderConfig } from './provider-app.ts'
 import { buildReport, type RolloutReport } from './report.ts'
+import { ISTIO } from './sidecar.ts'
+import { agentOptions, scheme, serveSpec } from './transport.ts'
 
 const fromSource = import.meta.url.endsWith('.ts')
 const execArgv = fromSource ? ['--conditions=@lameduck/source'] : []
@@ -35,37 +40,48 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
   const path = await createPath(o)
   const window = propagationWindow(path.windows)
   const maxRequestMs = 2_000
-  // What `lameduck plan` recommends: window + longest request + slack; naive setups keep Kubernetes' 30 s.
+  // The sidecar drain step waits for Envoy's inbound connections: a consumer's idle
+  // keep-alive ones close only at the end of Envoy's drain time (Istio's 45 s, scaled),
+  // seen one stats flush (100 ms) and a poll or two (100 ms each) later. The plugin's
+  // default bound (30 s) races that; the lab sets what `lameduck plan` should then count.
+  const sidecarDrainTimeoutMs = Math.max(100, Math.round(ISTIO.drainTimeMs * o.scale)) + 100 + 2 * 100
+  // lameduck mode: what `lameduck plan` recommends for this window (its fixed kill and
+  // close margins unscaled); naive setups keep Kubernetes' 30 s.
+  const plan = computePlan({ windows: path.windows, maxRequestMs, ...(o.sidecar ? { sidecar: 'istio' as const, sidecarDrainTimeoutMs } : {}) })
   const graceMs = o.gracePeriodSeconds !== null
     ? o.gracePeriodSeconds * 1000 * o.scale
-    : o.mode === 'lameduck' ? window.totalMs + maxRequestMs + 2_000 : o.mode === 'sleep' ? (o.sleepSeconds + 30) * 1000 * o.scale : 30_000 * o.scale
+    : o.mode === 'lameduck' ? plan.terminationGracePeriodSeconds * 1000 : o.mode === 'sleep' ? (o.sleepSeconds + 30) * 1000 * o.scale : 30_000 * o.scale
   const preStop = preStopFor(o)
   const sidecars: SidecarContainer[] = []
+  const serve = serveSpec(o.transport)
+  const probeAgent = new Agent(agentOptions(o.transport))
+  const scaled = (ms: number): number => Math.max(100, Math.round(ms * o.scale))
   let seq = 0
 
   const makePod = async (version: string): Promise<Pod> => {
     const id = `${SERVICE}-${version}-${++seq}`
     let pod: Pod | null = null
-    const sidecar = o.sidecar ? await (await import('./sidecar.ts')).startSidecar(o, () => pod?.admin ?? null, waitDrainedFor(o)) : undefined
+    const sidecar = o.sidecar ? await (await import('./sidecar.ts')).startSidecar(o, () => pod?.admin ?? null, waitDrainedFor(o), path.registryOrigin) : undefined
     if (sidecar) sidecars.push(sidecar)
     const config: ProviderConfig = {
       id,
       version,
       mode: o.mode,
       service: SERVICE,
-      registry: path.providerRegistry,
+      registry: throughOutbound(path.providerRegistry, sidecar?.outboundUrl ?? null),
+      serve,
       windows: path.windows,
       warmupMs: o.warmupMs,
       maxRequestMs,
       bootMs: o.bootMs,
-      shutdownTimeoutMs: Math.max(graceMs - 500, window.totalMs),
+      shutdownTimeoutMs: o.mode === 'lameduck' && o.gracePeriodSeconds === null ? plan.plugin.shutdownTimeoutMs : Math.max(graceMs - 500, window.totalMs),
       ignoreSigterm: o.stubbornProvider,
-      ...(sidecar ? { advertisePort: sidecar.port, listenPort: sidecar.appPort, sidecar: { envoyAdmin: sidecar.adminUrl } } : {})
+      ...(sidecar ? { advertisePort: sidecar.port, listenPort: sidecar.appPort, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: sidecarDrainTimeoutMs } } : {})
     }
     pod = new Pod({
       config,
       execArgv,
-      probe: { path: '/health/ready', periodMs: 200, timeoutMs: 1_000, successThreshold: 1, failureThreshold: 1 },
+      probe: { path: '/health/ready', periodMs: 200, timeoutMs: 1_000, successThreshold: 1, failureThreshold: 1, scheme: scheme(o.transport), dispatcher: probeAgent },
       log: o.log,
       ...(sidecar ? { sidecar } : {})
     })
@@ -90,6 +106,8 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
     progressDeadlineMs: 60_000
   })
 
+  // The consumer's own event-loop lag (it shares the 2 cores with everything else).
+  const consumerLag = monitorEventLoopDelay({ resolution: 10 })
   const load = new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000 })
   try {
     o.log(`starting ${o.providers} v1 providers (${path.name}, mode ${o.mode}, window ${window.totalMs} ms)`)
@@ -97,6 +115,7 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
     // Let the consumer discover the fleet before any load is measured.
     await waitDiscovered(path, o)
     const loadStartedAt = Date.now()
+    consumerLag.enable()
     load.start()
     await sleep(o.settleMs)
     const rolloutStartedAt = Date.now()
@@ -106,8 +125,10 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
     o.log(`rollout done in ${rolloutEndedAt - rolloutStartedAt} ms`)
     await sleep(o.settleMs)
     await load.stop()
+    consumerLag.disable()
     const report = buildReport({
-      scenario: { registry: o.registry, sidecar: o.sidecar, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe },
+      consumerLag: { p99Ms: Math.round(consumerLag.percentile(99) / 1e6), maxMs: Math.round(consumerLag.max / 1e6) },
+      scenario: { registry: o.registry, cluster: o.cluster, nacosPush: o.nacosPush, sidecar: o.sidecar, exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, transport: o.transport, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe },
       records: load.records,
       pods: deployment.pods,
       terminations: deployment.terminations,
@@ -120,8 +141,10 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
   } finally {
     await load.stop()
     await deployment.killAll()
+    consumerLag.disable()
     await Promise.all(sidecars.map((s) => s.close()))
     await path.close()
+    await probeAgent.close()
   }
 }
 
@@ -140,6 +163,14 @@ async function waitDiscovered (path: TrafficPath, o: ResolvedRollout): Promise<v
     } catch {}
     await sleep(20)
   }
+}
+
+/** The provider's registry address as its sidecar's outbound listener captures it. */
+function throughOutbound (registry: ProviderConfig['registry'], outboundUrl: string | null): ProviderConfig['registry'] {
+  if (outboundUrl === null) return registry
+  if (registry.kind === 'eureka') return { ...registry, url: new URL(new URL(registry.url).pathname, outboundUrl).href.replace(/\/$/, '') }
+  if (registry.kind === 'nacos') return { ...registry, serverList: new URL(outboundUrl).host }
+  return registry
 }
 
 function sleep (ms: number): Promise<void> {

@@ -16,7 +16,8 @@ export function summaryTable (runs: Array<{ title: string, report: RolloutReport
     ['offline per pod (deleted → exit)', (r) => r.offline.map((o) => o.offlineMs).join(' / ') + ' ms'],
     ['last request after deletion', (r) => r.offline.map((o) => o.lastRequestAfterMs ?? '–').join(' / ') + ' ms'],
     ['SIGKILLed pods', (r) => String(r.offline.filter((o) => o.killed).length)],
-    ['rollout time', (r) => `${r.rolloutMs} ms`]
+    ['rollout time', (r) => `${r.rolloutMs} ms`],
+    ['event-loop lag p99 / max', (r) => `consumer ${r.eventLoopLag.consumer.p99Ms} / ${r.eventLoopLag.consumer.maxMs} ms, providers ${r.eventLoopLag.providers.p99Ms} / ${r.eventLoopLag.providers.maxMs} ms`]
   ]
   const cols = runs.map((run) => [run.title, ...rows.map(([, f]) => f(run.report))])
   const head = ['', ...rows.map(([label]) => label)]
