@@ -1,0 +1,36 @@
+// One rolling update of three lameduck-lab providers on a real registry, under load from the chosen
+// consumer: the devkit lab (`runRollout`) with the real-server traffic path plugged in.
+import { InvalidOptionError } from '@lameduck/core'
+import { runRollout, type RolloutMode, type RolloutReport } from '@lameduck/devkit'
+import { eurekaRealPath, type RealConsumer } from './path-eureka-real.ts'
+
+export type RealRegistry = 'eureka-real' | 'nacos-real'
+
+export interface RealRolloutOptions {
+  registry: RealRegistry
+  consumer: RealConsumer
+  mode: RolloutMode
+  /** Production periods × scale (the Java client's fetch interval is whole seconds: 0.1 → 3 s). Default 0.1. */
+  scale?: number
+  providers?: number
+  /** Rate of the Node consumers' open-loop load (the Java consumer calls back to back every 5 ms). Default 200. */
+  rps?: number
+  log?: (line: string) => void
+}
+
+export async function runRealRollout (o: RealRolloutOptions): Promise<RolloutReport> {
+  if (o.registry !== 'eureka-real' && o.registry !== 'nacos-real') throw new InvalidOptionError('registry', `must be eureka-real or nacos-real, got ${String(o.registry)}`)
+  if (!['spring', 'node', 'balancer'].includes(o.consumer)) throw new InvalidOptionError('consumer', `must be spring, node or balancer, got ${String(o.consumer)}`)
+  if (o.registry === 'nacos-real') throw new InvalidOptionError('registry', 'nacos-real is not wired into the rollout lab yet; use eureka-real (the Nacos propagation suite is test/real/nacos-propagation.test.ts)')
+  return runRollout({
+    registry: 'eureka',
+    mode: o.mode,
+    providers: o.providers ?? 3,
+    rps: o.rps ?? 200,
+    scale: o.scale ?? 0.1,
+    // The lab's settle time is scaled too: one full propagation of a new pod at most.
+    settleMs: 2_000,
+    ...(o.log ? { log: o.log } : {}),
+    path: eurekaRealPath(o.consumer)
+  })
+}
