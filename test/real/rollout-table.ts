@@ -27,7 +27,11 @@ for (let run = 1; run <= runs; run++) {
       const r = await runRealRollout({ registry: 'eureka-real', consumer, mode, scale })
       const killed = r.offline.filter((o) => o.killed).length
       const last = Math.max(...r.offline.map((o) => o.lastRequestAfterMs ?? 0))
-      rows.push(`| ${run} | ${consumer} | ${mode} | ${r.total} | ${r.failed} | ${failures(r)} | ${last} | ${Math.max(...r.offline.map((o) => o.offlineMs))} | ${killed} | ${r.rolloutMs} |`)
+      const row = `| ${run} | ${consumer} | ${mode} | ${r.total} | ${r.failed} | ${failures(r)} | ${last} | ${Math.max(...r.offline.map((o) => o.offlineMs))} | ${killed} | ${r.rolloutMs} |`
+      rows.push(row)
+      process.stderr.write(`${row}\n`)
+      // A loss under lameduck is a finding: keep its evidence.
+      if (mode === 'lameduck' && r.failed > 0) process.stderr.write(`  lameduck failures: ${JSON.stringify(r.failureSamples)}\n  markers: ${JSON.stringify(r.timeline.markers)}\n`)
       const key = `${consumer}|${mode}`
       const t = totals.get(key) ?? { lost: [], requests: 0, killed: 0 }
       t.lost.push(r.failed)

@@ -39,6 +39,13 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(USAGE)
 } else {
+  await main().catch((err: Error & { code?: string }) => {
+    process.stderr.write(`test/real/rollout.ts: ${err.code ? `[${err.code}] ` : ''}${err.message}\n`)
+    process.exitCode = 1
+  })
+}
+
+async function main (): Promise<void> {
   const log = values.quiet ? undefined : (line: string): void => { process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${line}\n`) }
   const report = await runRealRollout({
     registry: values.registry as RealRegistry,

@@ -21,7 +21,9 @@ export interface RealRolloutOptions {
 export async function runRealRollout (o: RealRolloutOptions): Promise<RolloutReport> {
   if (o.registry !== 'eureka-real' && o.registry !== 'nacos-real') throw new InvalidOptionError('registry', `must be eureka-real or nacos-real, got ${String(o.registry)}`)
   if (!['spring', 'node', 'balancer'].includes(o.consumer)) throw new InvalidOptionError('consumer', `must be spring, node or balancer, got ${String(o.consumer)}`)
-  if (o.registry === 'nacos-real') throw new InvalidOptionError('registry', 'nacos-real is not wired into the rollout lab yet; use eureka-real (the Nacos propagation suite is test/real/nacos-propagation.test.ts)')
+  // lameduck providers register through @lameduck/nacos, i.e. the Node nacos SDK, whose DEFAULT_GROUP@@name
+  // service names the only Nacos server Maven Central serves here (0.8.0) refuses (docs/fidelity.md).
+  if (o.registry === 'nacos-real') throw new InvalidOptionError('registry', 'nacos-real cannot run: the providers register through the Node nacos SDK, which Nacos 0.8.0 (the only server version available) refuses (400 "dom not found"); use eureka-real, and test/real/nacos-propagation.test.ts for the real Nacos → Java path')
   return runRollout({
     registry: 'eureka',
     mode: o.mode,
