@@ -23,29 +23,26 @@ Options:
   --quiet                             no progress lines
 `
 
-const { values } = parseArgs({
-  options: {
-    registry: { type: 'string', default: 'eureka-real' },
-    consumer: { type: 'string', default: 'spring' },
-    mode: { type: 'string', default: 'lameduck' },
-    scale: { type: 'string' },
-    providers: { type: 'string' },
-    rps: { type: 'string' },
-    json: { type: 'string' },
-    quiet: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' }
-  }
+await main().catch((err: Error & { code?: string }) => {
+  process.stderr.write(`test/real/rollout.ts: ${err.code ? `[${err.code}] ` : ''}${err.message}\n`)
+  process.exitCode = 1
 })
-if (values.help) {
-  process.stdout.write(USAGE)
-} else {
-  await main().catch((err: Error & { code?: string }) => {
-    process.stderr.write(`test/real/rollout.ts: ${err.code ? `[${err.code}] ` : ''}${err.message}\n`)
-    process.exitCode = 1
-  })
-}
 
 async function main (): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      registry: { type: 'string', default: 'eureka-real' },
+      consumer: { type: 'string', default: 'spring' },
+      mode: { type: 'string', default: 'lameduck' },
+      scale: { type: 'string' },
+      providers: { type: 'string' },
+      rps: { type: 'string' },
+      json: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+  if (values.help) { process.stdout.write(USAGE); return }
   const log = values.quiet ? undefined : (line: string): void => { process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${line}\n`) }
   const report = await runRealRollout({
     registry: values.registry as RealRegistry,
