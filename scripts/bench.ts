@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark, side by side with its peer in the same run,
 // written as a markdown table to bench-results/RESULTS.md (date, machine, ratios).
 // Not part of `npm test`.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
@@ -26,6 +26,20 @@ for (const script of ['packages/balancer/bench/index.ts', 'packages/devkit/bench
   if (!existsSync(script)) continue
   console.log(`\n== ${script}`)
   const out = execFileSync(process.execPath, ['--expose-gc', '--conditions=@lameduck/source', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
+  console.log(out)
+  sections.push(out.trim())
+}
+
+// The rollout lab on the real Eureka server with Java and Node consumers (test/real): needs a JDK and Maven.
+const missing = ['java', 'mvn'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
+const realSkip = process.env.LAMEDUCK_REAL === 'skip' ? 'LAMEDUCK_REAL=skip' : missing.length > 0 ? `${missing.join(' and ')} not on PATH (it needs a JDK 17+ and Maven)` : null
+if (realSkip !== null) {
+  console.log(`\n== test/real/rollout-table.ts skipped: ${realSkip}`)
+  sections.push(`## Rollout lab on the real Eureka server\n\nSkipped: ${realSkip}.`)
+} else {
+  console.log('\n== test/real/rollout-table.ts (the real Eureka server; JVMs, a few minutes)')
+  execFileSync('bash', ['test/real/build.sh'], { stdio: 'inherit' })
+  const out = execFileSync(process.execPath, ['--conditions=@lameduck/source', 'test/real/rollout-table.ts', process.env.BENCH_REAL_RUNS ?? '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
   console.log(out)
   sections.push(out.trim())
 }

@@ -76,6 +76,8 @@ export interface ConsumerOptions {
   /** spring.cloud.loadbalancer.configurations, e.g. 'weighted'. */
   configurations?: string
   target?: string
+  /** The provider route it calls (lab.path), default /hello. */
+  path?: string
   intervalMs?: number
   name?: string
 }
@@ -98,6 +100,7 @@ export async function startJavaConsumer (o: ConsumerOptions): Promise<JavaConsum
     `--lab.target=${o.target ?? 'orders'}`,
     `--lab.interval-ms=${o.intervalMs ?? 20}`
   ]
+  if (o.path) args.push(`--lab.path=${o.path}`)
   if (o.configurations) args.push(`--spring.cloud.loadbalancer.configurations=${o.configurations}`)
   const jvm = await startJar('eureka-consumer', args, o.name ?? 'java-consumer')
   const calls: CallLine[] = []

@@ -1,5 +1,8 @@
 // `lameduck-devkit rollout`: one rolling update under load, with a loss report.
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { renderChart } from './chart.ts'
 import type { RolloutOptions } from './options.ts'
@@ -13,6 +16,8 @@ with a loss report.
 
 Options:
   --registry eureka|nacos|none   traffic path (none = Kubernetes Service)   [eureka]
+                                 (eureka-real: the real Netflix Eureka server and a Java consumer,
+                                  run from a clone of the repository: test/real/rollout.ts)
   --cluster N                    registry servers: Eureka peers / Nacos nodes  [1]
   --no-push                      Nacos: no UDP push, the consumer polls (cacheMillis)
   --sidecar                      an Istio-style Envoy sidecar in front of every provider
@@ -65,6 +70,7 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
     }
   })
   if (values.help) { out(ROLLOUT_USAGE); return 0 }
+  if (values.registry?.endsWith('-real')) return realRollout(argv, out)
   const n = (v: string | undefined): number | undefined => v === undefined ? undefined : Number(v)
   const options: RolloutOptions = {
     registry: values.registry as RolloutOptions['registry'],
@@ -92,4 +98,18 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
   if (values.json) { await writeFile(values.json, JSON.stringify(report, null, 2)); out(`report: ${values.json}\n`) }
   if (values.chart) { await writeFile(values.chart, renderChart([{ title, report }])); out(`chart: ${values.chart}\n`) }
   return 0
+}
+
+// The real servers (JVMs built by Maven) live in the repository's test/real, not in this package.
+const REAL_RUNNER = fileURLToPath(new URL('../../../../test/real/rollout.ts', import.meta.url))
+
+/** --registry eureka-real|nacos-real: delegates to test/real/rollout.ts when run from a clone, else says where it is. */
+function realRollout (argv: string[], out: (s: string) => void): number {
+  if (!existsSync(REAL_RUNNER)) {
+    out('lameduck-devkit rollout: the real-server registries (eureka-real, nacos-real) need a clone of the lameduck repository, a JDK 17+ and Maven:\n' +
+      '  bash test/real/build.sh && node --conditions=@lameduck/source test/real/rollout.ts --registry eureka-real --consumer spring|node|balancer --mode lameduck|naive\n')
+    return 2
+  }
+  const r = spawnSync(process.execPath, ['--conditions=@lameduck/source', REAL_RUNNER, ...argv], { stdio: 'inherit' })
+  return r.status ?? 1
 }

@@ -1,4 +1,8 @@
 export { runRollout } from './rollout.ts'
+export type { RolloutRun } from './rollout.ts'
+export type { TrafficPath, LoadSource } from './paths.ts'
+export type { RequestRecord, Outcome } from './load.ts'
+export type { ResolvedRollout } from './options.ts'
 export { runRolloutCli, ROLLOUT_USAGE } from './cli.ts'
 export { runDemo, runDemoCli, DEMO_USAGE, DEMO_MARKERS } from './demo.ts'
 export type { DemoCell } from './demo-table.ts'

@@ -7,6 +7,16 @@ import type { ProviderConfig } from './provider-app.ts'
 import { ServiceProxy } from './service-proxy.ts'
 import type { Pod } from './pod.ts'
 import { agentOptions, scheme } from './transport.ts'
+import type { RequestRecord } from './load.ts'
+
+/** Where the requests come from when not from the lab's own LoadGenerator (e.g. a Java consumer's call log). */
+export interface LoadSource {
+  /** One record per request, `t` in ms since `start()`, classified like the LoadGenerator's. */
+  readonly records: RequestRecord[]
+  start(): void | Promise<void>
+  /** Stops sending; resolves once every request sent is recorded. */
+  stop(): Promise<void>
+}
 
 export interface TrafficPath {
   name: string
@@ -23,6 +33,10 @@ export interface TrafficPath {
   discovered?: (count: number) => Promise<void>
   /** Extra facts for the report. */
   describe: Record<string, unknown>
+  /** Scenario fields this path overrides in the report (e.g. registry: 'eureka-real', consumer: 'spring'). */
+  scenario?: Record<string, unknown>
+  /** The path's own load (then `consumer` serves only the discovery probe, unless `discovered` is given). */
+  load?: LoadSource
   close(): Promise<void>
 }
 

@@ -35,9 +35,16 @@ function preStopFor (o: ResolvedRollout): string[] | null {
   return ['curl', '-sf', '{admin}/offline?wait=true']
 }
 
-export async function runRollout (options: RolloutOptions = {}): Promise<RolloutReport> {
-  const o = resolveRollout(options)
-  const path = await createPath(o)
+/** The lab's options, plus an externally supplied traffic path (e.g. a real registry server and a Java consumer, in test/real). */
+export interface RolloutRun extends RolloutOptions {
+  /** Builds the traffic path instead of `registry`; the path may bring its own load source. */
+  path?: (o: ResolvedRollout) => Promise<TrafficPath>
+}
+
+export async function runRollout (options: RolloutRun = {}): Promise<RolloutReport> {
+  const { path: makePath, ...rest } = options
+  const o = resolveRollout(rest)
+  const path = await (makePath ?? createPath)(o)
   const window = propagationWindow(path.windows)
   const maxRequestMs = 2_000
   // The sidecar drain step waits for Envoy's inbound connections: a consumer's idle
@@ -108,7 +115,7 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
 
   // The consumer's own event-loop lag (it shares the 2 cores with everything else).
   const consumerLag = monitorEventLoopDelay({ resolution: 10 })
-  const load = new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000 })
+  const load = path.load ?? new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000 })
   try {
     o.log(`starting ${o.providers} v1 providers (${path.name}, mode ${o.mode}, window ${window.totalMs} ms)`)
     await deployment.scaleUp('v1')
@@ -116,7 +123,7 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
     await waitDiscovered(path, o)
     const loadStartedAt = Date.now()
     consumerLag.enable()
-    load.start()
+    await load.start()
     await sleep(o.settleMs)
     const rolloutStartedAt = Date.now()
     o.log('rolling update v1 → v2')
@@ -128,7 +135,7 @@ export async function runRollout (options: RolloutOptions = {}): Promise<Rollout
     consumerLag.disable()
     const report = buildReport({
       consumerLag: { p99Ms: Math.round(consumerLag.percentile(99) / 1e6), maxMs: Math.round(consumerLag.max / 1e6) },
-      scenario: { registry: o.registry, cluster: o.cluster, nacosPush: o.nacosPush, sidecar: o.sidecar, exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, transport: o.transport, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe },
+      scenario: { registry: o.registry, cluster: o.cluster, nacosPush: o.nacosPush, sidecar: o.sidecar, exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, transport: o.transport, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe, ...path.scenario },
       records: load.records,
       pods: deployment.pods,
       terminations: deployment.terminations,

@@ -26,7 +26,7 @@ import org.springframework.web.client.RestClientResponseException;
  * {"lab":"call","t":startMs,"ms":durationMs,"instance":"...","status":200,"error":null,"known":[...]}.
  * The instance is what the provider says it is (x-instance header), so the line shows who
  * answered; "known" is what the Eureka client's local registry cache lists at that moment (the
- * hop before Spring Cloud LoadBalancer's own cache), so a test can split the propagation delay. POST /lab/load?on=true|false starts and stops the loop; GET /lab/call makes one call.
+ * hop before Spring Cloud LoadBalancer's own cache), so a test can split the propagation delay. POST /lab/load?on=true|false starts and stops the loop (stopping prints {"lab":"stopped"} after the last call line); GET /lab/call makes one call.
  */
 @RestController
 public class CallLoop {
@@ -73,6 +73,8 @@ public class CallLoop {
       if (t != null) {
         try { t.join(10_000); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
       }
+      // After the loop's last call line: a reader of stdout knows it has every line.
+      System.out.println("{\"lab\":\"stopped\"}");
     }
     return "{\"on\":" + on.get() + "}";
   }

@@ -1,0 +1,22 @@
+// `lameduck-devkit rollout --registry eureka-real|nacos-real`: the real servers are JVMs built from
+// the repository's test/real, so from a clone the devkit hands the run to test/real/rollout.ts
+// instead of failing on an unknown registry. (nacos-real answers with why it cannot run: no JVM.)
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url))
+
+test('rollout --registry nacos-real is handed to test/real/rollout.ts, which names the reason and fails', () => {
+  const r = spawnSync(process.execPath, ['--conditions=@lameduck/source', BIN, 'rollout', '--registry', 'nacos-real', '--consumer', 'spring', '--quiet'], { cwd: ROOT, encoding: 'utf8' })
+  assert.equal(r.status, 1, r.stdout + r.stderr)
+  assert.match(r.stderr, /test\/real\/rollout\.ts: \[LAMEDUCK_ERR_INVALID_OPTION\] .*nacos-real cannot run/)
+})
+
+test('rollout --help names the real-server runner', () => {
+  const r = spawnSync(process.execPath, ['--conditions=@lameduck/source', BIN, 'rollout', '--help'], { cwd: ROOT, encoding: 'utf8' })
+  assert.equal(r.status, 0)
+  assert.match(r.stdout, /eureka-real.*\n.*test\/real\/rollout\.ts/)
+})

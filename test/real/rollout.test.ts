@@ -1,0 +1,43 @@
+// 18.5: the rollout lab against the real Netflix Eureka server with a real Java consumer (Spring
+// Cloud Eureka client + LoadBalancer), then with eureka-js-client: 3 providers rolled v1 → v2 under load. lameduck loses nothing;
+// the same rollout without lameduck (naive: deregister and exit on SIGTERM) loses requests to the
+// consumer's caches — the negative control. No pod may reach the grace period's SIGKILL.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import type { RolloutReport } from '@lameduck/devkit'
+import { runRealRollout } from './rollout/run.ts'
+
+const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
+
+function served (r: RolloutReport): void {
+  assert.ok(r.total > 100, `the consumer made ${r.total} calls`)
+  // v2 pods may join the consumer's caches only after the run ends (naive ends soon after the rollout).
+  for (const i of r.instances.filter((i) => i.version === 'v1')) assert.ok(i.requests > 0, `${i.id} served through the consumer`)
+  assert.equal(r.offline.length, 3, 'the three v1 pods were deleted')
+  assert.deepEqual(r.offline.filter((o) => o.killed).map((o) => o.id), [], 'no pod was SIGKILLed')
+}
+
+test('eureka-real × spring: lameduck loses 0 requests while the old pods leave', async () => {
+  const r = await runRealRollout({ registry: 'eureka-real', consumer: 'spring', mode: 'lameduck', ...(log ? { log } : {}) })
+  served(r)
+  assert.equal(r.failed, 0, `failed: ${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`)
+  // The consumer's caches kept routing to each leaving pod after its deletion: the window was needed.
+  for (const o of r.offline) assert.ok((o.lastRequestAfterMs ?? 0) > 0, `${o.id} still got requests after deletion`)
+})
+
+test('eureka-real × spring: naive (deregister and exit) loses requests — the negative control', async () => {
+  const r = await runRealRollout({ registry: 'eureka-real', consumer: 'spring', mode: 'naive', ...(log ? { log } : {}) })
+  served(r)
+  assert.ok(r.failed > 0, 'naive lost requests')
+  assert.ok(r.failures.refused > 0, `the Java consumer called pods that were gone: ${JSON.stringify(r.failures)}`)
+})
+
+// The same on the Node side: the unmodified eureka-js-client, round robin over its cache, no retries.
+test('eureka-real × node (eureka-js-client): lameduck loses 0, naive loses requests', async () => {
+  const lameduck = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'lameduck', ...(log ? { log } : {}) })
+  served(lameduck)
+  assert.equal(lameduck.failed, 0, `failed: ${JSON.stringify(lameduck.failures)}, e.g. ${JSON.stringify(lameduck.failureSamples.slice(0, 3))}`)
+  const naive = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'naive', ...(log ? { log } : {}) })
+  served(naive)
+  assert.ok(naive.failures.refused > 0, `eureka-js-client called pods that were gone: ${JSON.stringify(naive.failures)}`)
+})
