@@ -27,6 +27,17 @@ export async function nacosPath (o: ResolvedRollout, service: string): Promise<T
     providerRegistry: { kind: 'nacos', serverList: nodes[0]!.serverList },
     windows,
     consumer: o.consumer === 'plain' ? plain : { url: (path) => `http://${service}${path}`, dispatcher: balancer },
+    // The fleet is discovered once every node lists it: the SDK reads a random node per
+    // poll, and a node the distro sync has not reached yet would answer an empty list
+    // (a start-up artefact of the lab, not part of the rolling update it measures).
+    async discovered (count) {
+      const deadline = Date.now() + 30_000
+      while (Date.now() < deadline) {
+        const sizes = await Promise.all(nodes.map((n) => listed(n.url, service)))
+        if (sizes.every((size) => size >= count)) break
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
     describe: { nacos: nodes.map((n) => n.url), cacheMillis, pushDelayMs, pushCheckMs: FIXED.nacosPushCheckMs, push: o.nacosPush, distroSyncDelayMs: o.cluster > 1 ? FIXED.nacosDistroSyncMs : 0 },
     async close () {
       await plain.dispatcher.close()
@@ -35,5 +46,16 @@ export async function nacosPath (o: ResolvedRollout, service: string): Promise<T
       if (cluster !== null) await cluster.close()
       else await nodes[0]!.close()
     }
+  }
+}
+
+/** How many healthy instances a node's v1 list holds for the service (0 on any failure). */
+async function listed (nodeUrl: string, service: string): Promise<number> {
+  try {
+    const res = await fetch(new URL(`/nacos/v1/ns/instance/list?serviceName=${encodeURIComponent(service)}&healthyOnly=true`, nodeUrl))
+    const body = await res.json() as { hosts?: unknown[] }
+    return Array.isArray(body.hosts) ? body.hosts.length : 0
+  } catch {
+    return 0
   }
 }

@@ -156,7 +156,8 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
 }
 
 async function waitDiscovered (path: TrafficPath, o: ResolvedRollout): Promise<void> {
-  if (path.discovered) return path.discovered(o.providers)
+  if (path.discovered) await path.discovered(o.providers)
+  if (path.discovered && path.load !== undefined) return
   // Probe through the consumer until every v1 provider answered once (or 30 s).
   const seen = new Set<string>()
   const { request } = await import('undici')
