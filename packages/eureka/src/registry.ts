@@ -66,6 +66,7 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
         registerTimeoutMs: o.registerTimeoutMs,
         backoff: o.backoff,
         logger: o.logger,
+        clock: o.clock,
         heartbeatIntervalMs: o.heartbeatIntervalMs,
         leaseDurationSecs: o.leaseDurationSecs,
         userInstance: o.userInstance,

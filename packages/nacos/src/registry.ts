@@ -69,7 +69,7 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
       const b = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log)
       bridge = b
       cache = new ServiceCache({ bridge: b, group: o.group, clusters: o.clusters.join(','), logger: log })
-      heartbeats = new Heartbeats({ send: (service, beat) => b.sendBeat(service, beat), logger: log })
+      heartbeats = new Heartbeats({ send: (service, beat) => b.sendBeat(service, beat), logger: log, clock: o.clock })
     }
     return { bridge, cache: cache!, heartbeats: heartbeats! }
   }
