@@ -1,4 +1,4 @@
-import { checkKeys, duration, flag, InvalidOptionError, oneOf, redactText, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger } from '@lameduck/core'
+import { checkKeys, duration, flag, InvalidOptionError, redactText, show, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger } from '@lameduck/core'
 import { clientLogger, NO_YAML_DIR } from './client.ts'
 import { eurekaWindows, type EurekaWindowOptions } from './windows.ts'
 
@@ -139,7 +139,10 @@ export function resolveDiscoveryOptions (options: EurekaDiscoveryOptions): Resol
 
 export function resolveRegistryOptions (options: EurekaRegistryOptions): ResolvedRegistryOptions {
   const common = resolveCommon('eurekaRegistry', options, REGISTRY_KEYS)
-  const offlineMode = oneOf<OfflineMode>('offlineMode', options.offlineMode, ['delete', 'out-of-service'], 'delete')
+  const offlineMode = options.offlineMode ?? 'delete'
+  if (offlineMode !== 'delete' && offlineMode !== 'out-of-service') {
+    throw new InvalidOptionError('offlineMode', `must be 'delete' (DELETE the instance) or 'out-of-service' (status override), got ${show(offlineMode)}`)
+  }
   const registerTimeoutMs = duration('registerTimeoutMs', options.registerTimeoutMs, 8_000, { positive: true })
   const leaseDurationSecs = options.leaseDurationSecs ?? 90
   if (!Number.isInteger(leaseDurationSecs) || leaseDurationSecs < 1) {

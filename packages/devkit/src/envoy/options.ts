@@ -1,4 +1,4 @@
-import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+import { InvalidOptionError, show, silentLogger, type Logger } from '@lameduck/core'
 import type { DrainStrategy, TrafficDirection } from './drain-manager.ts'
 import { parseRetryOn, RETRY_ON, type RetryOn } from './retry-policy.ts'
 
@@ -101,10 +101,6 @@ export interface ResolvedEnvoyOptions {
   promBlankLineBetweenFamilies: boolean
   random: () => number
   logger: Logger
-}
-
-function show (v: unknown): string {
-  return typeof v === 'string' ? `'${v}'` : v === null ? 'null' : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`
 }
 
 export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
