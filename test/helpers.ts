@@ -1,17 +1,9 @@
 // Shared helpers for the cross-package end-to-end tests.
 import Fastify, { type FastifyInstance } from 'fastify'
 import lameduck, { type LameduckOptions } from '@lameduck/fastify'
+import { until } from '@lameduck/test-utils'
 
-/** Polls `fn` until it returns a truthy value or the deadline passes. */
-export async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await fn()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, intervalMs))
-  }
-}
+export { until }
 
 /** A provider: Fastify + the plugin on 127.0.0.1 with a free admin port; GET /work answers its id. */
 export async function startProvider (id: string, options: Partial<LameduckOptions>): Promise<{ app: FastifyInstance, url: string, admin: string, served: () => number }> {

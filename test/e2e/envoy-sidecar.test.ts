@@ -105,7 +105,7 @@ test('waitReady: an app whose sidecar turns LIVE after a delay registers only th
   const t0 = Date.now()
   const slow = await podWithSidecar('slow', registry, true, 100, { initializeDelayMs: 1_000 })
   t.after(async () => { await slow.app.close(); await slow.envoy.close() })
-  await until(() => registry.registered('orders').length === 1, 'registration', 5_000)
+  await until(() => registry.registered('orders').length === 1, 'registration', { timeoutMs: 5_000 })
   assert.ok(Date.now() - t0 >= 1_000, 'registered only after Envoy was LIVE')
   const statusOk = await request(`${slow.app.lameduck.adminUrl}/status`)
   assert.equal(((await statusOk.body.json()) as { state: string }).state, 'serving')

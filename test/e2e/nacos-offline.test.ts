@@ -27,7 +27,7 @@ for (const push of [true, false]) {
     let hosts: Array<{ ip: string, port: number }> = []
     client.subscribe('orders', (list: Array<{ ip: string, port: number, healthy: boolean, enabled: boolean }>) => { hosts = list.filter((h) => h.healthy && h.enabled) })
     t.after(() => client.close())
-    await until(() => hosts.length === 2, 'the consumer sees both providers', 10_000)
+    await until(() => hosts.length === 2, 'the consumer sees both providers', { timeoutMs: 10_000 })
     const agent = new Agent({ keepAliveTimeout: 30_000 })
     t.after(() => agent.close())
 

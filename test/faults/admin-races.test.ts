@@ -68,9 +68,9 @@ test('/offline and /online interleaved in random orders: the last call wins, and
     assert.ok(answers.every((s) => s === 202), `round ${round}: every call answered 202 (${answers.join(',')})`)
     const last = sequence.at(-1)!
     const want = last === 'online' ? 'serving' : 'offline'
-    await until(() => a.app.lameduck.state === want, `round ${round} (${sequence.join(' ')}): state ${want}, not ${a.app.lameduck.state}`, 5_000)
+    await until(() => a.app.lameduck.state === want, `round ${round} (${sequence.join(' ')}): state ${want}, not ${a.app.lameduck.state}`, { timeoutMs: 5_000 })
     // Settled: the registry holds the instance exactly when it is serving.
-    await until(() => (memory.registered('orders').length === 1) === (want === 'serving'), `round ${round}: registry agrees with ${want}`, 5_000)
+    await until(() => (memory.registered('orders').length === 1) === (want === 'serving'), `round ${round}: registry agrees with ${want}`, { timeoutMs: 5_000 })
     assert.equal(memory.registered('orders').length, want === 'serving' ? 1 : 0)
   }
   // Answers to requests to the app are never refused, whatever the races did.

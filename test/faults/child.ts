@@ -43,10 +43,10 @@ export function spawnApp (t: TestContext, options: Record<string, unknown>): Chi
     states: () => c.events('state').map((l) => l.to!),
     logged: (re) => lines.find((l) => typeof l.msg === 'string' && re.test(l.msg)),
     async waitEvent (name, timeoutMs = 10_000) {
-      return (await until(() => lines.find((l) => l.event === name), `the child's '${name}' event`, timeoutMs))!
+      return (await until(() => lines.find((l) => l.event === name), `the child's '${name}' event`, { timeoutMs }))!
     },
     async waitState (state, timeoutMs = 10_000) {
-      await until(() => c.states().includes(state), `the child to reach '${state}' (states so far: ${c.states().join(', ')})`, timeoutMs)
+      await until(() => c.states().includes(state), `the child to reach '${state}' (states so far: ${c.states().join(', ')})`, { timeoutMs })
     },
     kill (signal) {
       child.kill(signal)

@@ -138,5 +138,5 @@ export async function status (admin: string): Promise<{ state: string, problems:
 }
 
 export async function waitState (app: FastifyInstance, state: string, timeoutMs = 10_000): Promise<void> {
-  await until(() => app.lameduck.state === state, `state ${state} (now ${app.lameduck.state})`, timeoutMs)
+  await until(() => app.lameduck.state === state, `state ${state} (now ${app.lameduck.state})`, { timeoutMs })
 }

@@ -93,7 +93,7 @@ async function scenario (t: TestContext, rig: Rig, expect: { error5xx: RegExp, h
     // The registry recovers: the background retry removes the instance.
     rig.proxy.fault = () => 'pass'
     rig.proxy.release()
-    await until(() => rig.held().length === 0, `${fault}: deregistered once the registry answers`, 10_000)
+    await until(() => rig.held().length === 0, `${fault}: deregistered once the registry answers`, { timeoutMs: 10_000 })
     if (fault === 'hang') {
       const problems = (await status(a.admin)).problems
       assert.ok(problems.some((p) => expect.hang.test(p.message)), `a hung call is reported as such: ${JSON.stringify(problems.map((p) => p.message))}`)

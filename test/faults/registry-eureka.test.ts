@@ -142,7 +142,7 @@ test('consumers lose nothing across a Eureka restart', async (t) => {
   await until(() => c.load.stats.ok > 20, 'traffic')
   await server.close()
   server = await startEureka({ port, responseCacheUpdateIntervalMs: 100 })
-  await until(() => server.snapshot().length === 1, 're-registered', 5_000)
+  await until(() => server.snapshot().length === 1, 're-registered', { timeoutMs: 5_000 })
   const ok = c.load.stats.ok
   await until(() => c.load.stats.ok >= ok + 50, 'requests after the restart')
   await c.load.stop()
@@ -184,7 +184,7 @@ test('Eureka unreachable at /offline: retries are reported, the window still run
   let deregistered = false
   a.app.lameduck.on('deregistered', () => { deregistered = true })
   proxy = await faultProxy(`http://127.0.0.1:${server.port}`, port)
-  await until(() => deregistered, 'the background deregistration to succeed once Eureka is back', 10_000)
+  await until(() => deregistered, 'the background deregistration to succeed once Eureka is back', { timeoutMs: 10_000 })
   assert.deepEqual(server.snapshot().map((i) => i.id), ['b'])
   const okNow = c.load.stats.ok
   await until(() => c.load.stats.ok >= okNow + 50, 'more requests')

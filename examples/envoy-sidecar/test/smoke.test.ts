@@ -15,22 +15,13 @@ import type { LocalEnvoy } from '@lameduck/devkit'
 import { startConsumer } from '../src/consumer.ts'
 import { readSettings } from '../src/settings.ts'
 import { startSidecar } from '../src/sidecar.ts'
+import { until } from '@lameduck/test-utils'
 
 const SCALE = '0.05'
 const s = readSettings({ SCALE })
 const appEntry = fileURLToPath(new URL('../src/app.ts', import.meta.url))
 
 interface App { id: string, admin: string, port: number, child: ChildProcess, output: string[] }
-
-async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await fn()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 async function freePort (): Promise<number> {
   const server = createServer()

@@ -15,6 +15,7 @@ import { startEureka, type EurekaServer } from '@lameduck/devkit'
 import { startConsumer } from '../src/consumer.ts'
 import { eurekaServerOptions } from '../src/server.ts'
 import { readSettings, type Settings } from '../src/settings.ts'
+import { until } from '@lameduck/test-utils'
 
 const SCALE = '0.01'
 const MARGIN_MS = 1_000
@@ -22,16 +23,6 @@ const WINDOW_MS = 900 + MARGIN_MS
 const providerEntry = fileURLToPath(new URL('../src/provider.ts', import.meta.url))
 
 interface Provider { id: string, admin: string, child: ChildProcess, output: string[] }
-
-async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await fn()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 /** `npm run provider` with PORT=0 ADMIN_PORT=0; resolves once it printed its addresses. */
 async function startProvider (eurekaUrl: string): Promise<Provider> {
@@ -91,7 +82,7 @@ describe('examples/eureka', () => {
       assert.deepEqual(report.problems, [])
       assert.ok(consumer.stats.leaving.has(a.id), 'the consumer was told in-band that a is leaving')
       assert.ok(!eureka.snapshot().some((i) => i.id === a.id), 'a is no longer in Eureka')
-      await until(() => !consumer.discovery.instances('orders').some((i) => i.port === portOf(a)), 'the consumer\'s Eureka view to drop a', 3_000)
+      await until(() => !consumer.discovery.instances('orders').some((i) => i.port === portOf(a)), 'the consumer\'s Eureka view to drop a', { timeoutMs: 3_000 })
       const before = consumer.stats.byInstance.get(b.id)!
       await until(() => consumer.stats.byInstance.get(b.id)! > before + 20, 'b to take the traffic')
     } finally {
@@ -109,7 +100,7 @@ describe('examples/eureka', () => {
       assert.equal(report.outcome, 'offline')
       assert.ok(report.requestsWhileDraining > 0, 'stale caches still routed to a after it deregistered')
       // Keep sending until the consumer's last cache let go of a: its Eureka view, then one more list refresh.
-      await until(() => !consumer.discovery.instances('orders').some((i) => i.port === portOf(a)), 'the consumer\'s Eureka view to drop a', 3_000)
+      await until(() => !consumer.discovery.instances('orders').some((i) => i.port === portOf(a)), 'the consumer\'s Eureka view to drop a', { timeoutMs: 3_000 })
       await new Promise((resolve) => setTimeout(resolve, s.balancerRefreshMs + 100))
       const lastToA = consumer.stats.lastAt.get(a.id)!
       assert.ok(lastToA <= report.windowEndedAt, `every stale route ended within the window (last answer ${lastToA - report.deregisteredAt} ms after deregistration)`)

@@ -16,6 +16,7 @@ import { startNacos, type NacosServer } from '@lameduck/devkit'
 import { startConsumer } from '../src/consumer.ts'
 import { nacosServerOptions } from '../src/server.ts'
 import { readSettings, type Settings } from '../src/settings.ts'
+import { until } from '@lameduck/test-utils'
 
 const SCALE = '0.1'
 const MARGIN_MS = 1_000
@@ -24,16 +25,6 @@ const WINDOW_MS = 1_150 + 100 + MARGIN_MS
 const providerEntry = fileURLToPath(new URL('../src/provider.ts', import.meta.url))
 
 interface Provider { id: string, admin: string, child: ChildProcess, output: string[] }
-
-async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await fn()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 /** `npm run provider` with PORT=0 ADMIN_PORT=0; resolves once it printed its addresses. */
 async function startProvider (serverList: string): Promise<Provider> {
@@ -119,7 +110,7 @@ describe('examples/nacos', () => {
       const { report } = await admin(a, '/offline?wait=true')
       assert.equal(report.outcome, 'offline')
       assert.ok(report.requestsWhileDraining > 0, 'the stale list still routed to a after it deregistered')
-      await until(() => !listed(consumer.discovery.instances('orders'), a), 'the consumer\'s poll to drop a', 3_000)
+      await until(() => !listed(consumer.discovery.instances('orders'), a), 'the consumer\'s poll to drop a', { timeoutMs: 3_000 })
       assert.equal(nacos.stats().pushes.sent, pushed, 'no push: the consumer learned by polling')
       const lastToA = consumer.stats.lastAt.get(a.id)!
       assert.ok(lastToA <= report.windowEndedAt, `every stale route ended within the window (last answer ${lastToA - report.deregisteredAt} ms after deregistration)`)

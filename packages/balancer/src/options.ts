@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { assertDuration, InvalidOptionError, serviceKey, silentLogger, systemClock } from '@lameduck/core'
+import { assertDuration, checkKeys, InvalidOptionError, serviceKey, silentLogger, systemClock } from '@lameduck/core'
 import type { BackoffOptions, Clock, Discovery, Logger, WarmupCurve } from '@lameduck/core'
 import { Pool } from 'undici'
 import type { Dispatcher } from 'undici'
@@ -90,9 +90,30 @@ export interface ResolvedOptions {
   factory: PoolFactory
 }
 
-const KNOWN = new Set(['service', 'services', 'discovery', 'refreshIntervalMs', 'curve', 'slowStart', 'consumerId',
-  'maxConnectRetries', 'retryIdempotent', 'ejectAfter', 'ejectMs', 'ejectBackoff', 'connectTimeoutMs', 'warmupTickMs',
-  'drainingFallback', 'emptyListProtection', 'unknownHosts', 'clock', 'logger', 'poolOptions', 'factory'])
+/** Every option, checked against the type by the compiler. */
+const KNOWN = {
+  service: true,
+  services: true,
+  discovery: true,
+  refreshIntervalMs: true,
+  curve: true,
+  slowStart: true,
+  consumerId: true,
+  maxConnectRetries: true,
+  retryIdempotent: true,
+  ejectAfter: true,
+  ejectMs: true,
+  ejectBackoff: true,
+  connectTimeoutMs: true,
+  warmupTickMs: true,
+  drainingFallback: true,
+  emptyListProtection: true,
+  unknownHosts: true,
+  clock: true,
+  logger: true,
+  poolOptions: true,
+  factory: true
+} satisfies Record<keyof BalancerOptions, true>
 
 function count (option: string, value: unknown, min: number): number {
   if (!Number.isInteger(value) || (value as number) < min) throw new InvalidOptionError(option, `must be an integer ≥ ${min}, got ${String(value)}`)
@@ -110,9 +131,7 @@ export function defaultConsumerId (): string {
 /** Validates once, at createBalancer: each error names the option and the fix. */
 export function resolveOptions (options: BalancerOptions): ResolvedOptions {
   if (!isObject(options)) throw new InvalidOptionError('createBalancer', 'options must be an object like { service, discovery }')
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new InvalidOptionError(key, `unknown option; expected one of ${[...KNOWN].join(', ')}`)
-  }
+  checkKeys('', options, KNOWN)
 
   const names = [...(options.service !== undefined ? [options.service] : []), ...(options.services ?? [])]
   if (options.services !== undefined && !Array.isArray(options.services)) throw new InvalidOptionError('services', 'must be an array of service names')

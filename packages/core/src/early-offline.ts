@@ -1,5 +1,5 @@
 import { systemClock, type Clock, type Timer } from './clock.ts'
-import { InvalidOptionError } from './errors.ts'
+import { count } from './validate.ts'
 import type { InFlightTracker } from './inflight.ts'
 import type { EarlyOfflineMonitor } from './lifecycle-options.ts'
 
@@ -65,8 +65,7 @@ export class ConsumerTracker implements EarlyOfflineMonitor {
   #timer: Timer | null = null
 
   constructor (options: ConsumerTrackerOptions) {
-    const maxConsumers = options.maxConsumers ?? 10_000
-    if (!Number.isInteger(maxConsumers) || maxConsumers < 1) throw new InvalidOptionError('maxConsumers', `must be an integer ≥ 1, got ${String(maxConsumers)}`)
+    const maxConsumers = count('maxConsumers', options.maxConsumers, 10_000, { min: 1 })
     this.#o = { ...options, maxConsumers }
     this.#clock = options.clock ?? systemClock
   }

@@ -1,20 +1,33 @@
 // Typed errors with stable codes. `instanceof` works across duplicate copies of
-// this package (two versions in one node_modules) through a global symbol brand.
+// this package (two versions in one node_modules): every class, subclasses
+// included, checks a global symbol brand named after the class
+// (`Symbol.for('lameduck.error:<Name>')`) that the constructor sets for each class
+// of the instance's chain. The base also keeps its original brand, so copies from
+// before the per-class brands still recognise each other's LameduckError.
 const kBrand = Symbol.for('lameduck.error')
+const brandOf = (name: string): symbol => Symbol.for(`lameduck.error:${name}`)
+
+function setBrand (target: object, key: symbol): void {
+  Object.defineProperty(target, key, { value: true, enumerable: false })
+}
 
 export class LameduckError extends Error {
   readonly code: string
-  readonly [kBrand] = true
 
   constructor (code: string, message: string, options?: ErrorOptions) {
     super(message, options)
     this.name = 'LameduckError'
     this.code = code
+    setBrand(this, kBrand)
+    for (let c: unknown = new.target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) {
+      setBrand(this, brandOf((c as { name: string }).name))
+    }
   }
 
   static override [Symbol.hasInstance] (value: unknown): boolean {
-    if (this !== LameduckError) return Function.prototype[Symbol.hasInstance].call(this, value)
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kBrand] === true
+    if (typeof value !== 'object' || value === null) return false
+    const brand = this === LameduckError ? kBrand : brandOf(this.name)
+    return (value as Record<symbol, unknown>)[brand] === true || Function.prototype[Symbol.hasInstance].call(this, value)
   }
 }
 

@@ -5,7 +5,8 @@ import type { InFlightTracker } from './inflight.ts'
 import type { Logger } from './logger.ts'
 import type { Registry } from './registry.ts'
 import { defaultShutdownTimeoutMs } from './shutdown-budget.ts'
-import { assertDuration, describe, propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
+import { assertDuration, checkKeys, duration, show } from './validate.ts'
+import { propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
 
 /** Passes unless it throws or resolves to `false`. */
 export type ReadinessCheck = (signal: AbortSignal) => unknown
@@ -94,13 +95,31 @@ function isComputedWindow (w: unknown): w is PropagationWindow {
   return typeof w === 'object' && w !== null && 'totalMs' in w && 'breakdown' in w
 }
 
+/** Every option of createLifecycle(), checked against the type by the compiler. */
+const LIFECYCLE_KEYS = {
+  registry: true,
+  windows: true,
+  delayMs: true,
+  readiness: true,
+  readinessTimeoutMs: true,
+  readinessIntervalMs: true,
+  beforeRegister: true,
+  afterWindow: true,
+  warmupMs: true,
+  weight: true,
+  maxRequestMs: true,
+  registryTimeoutMs: true,
+  shutdownTimeoutMs: true,
+  registryBackoff: true,
+  earlyOffline: true,
+  inflight: true,
+  clock: true,
+  logger: true
+} satisfies Record<keyof LifecycleOptions, true>
+
 export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycleOptions {
-  if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', `expected an object, got ${describe(o)}`)
-  const duration = (name: keyof LifecycleOptions, fallback: number): number => {
-    const v = o[name] ?? fallback
-    assertDuration(name, v)
-    return v
-  }
+  if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', `expected an object, got ${show(o)}`)
+  checkKeys('', o, LIFECYCLE_KEYS)
   if (o.registry !== undefined) {
     const r = o.registry as unknown as Record<string, unknown>
     for (const m of ['register', 'deregister', 'close']) {
@@ -113,7 +132,7 @@ export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycl
   }
   const weight = o.weight ?? 100
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
-    throw new InvalidOptionError('weight', `must be a non-negative number, got ${describe(weight)}`)
+    throw new InvalidOptionError('weight', `must be a non-negative number, got ${show(weight)}`)
   }
   for (const [name, list] of [['beforeRegister', o.beforeRegister], ['afterWindow', o.afterWindow]] as const) {
     if (list !== undefined && (!Array.isArray(list) || list.some((s) => typeof s?.run !== 'function'))) {
@@ -123,22 +142,22 @@ export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycl
   const afterWindow = o.afterWindow ?? []
   afterWindow.forEach((step, i) => { if (step.budgetMs !== undefined) assertDuration(`afterWindow[${i}].budgetMs`, step.budgetMs) })
   const window = isComputedWindow(o.windows) ? o.windows : propagationWindow(o.windows ?? 'none')
-  const maxRequestMs = duration('maxRequestMs', 30_000)
+  const maxRequestMs = duration('maxRequestMs', o.maxRequestMs, 30_000)
   const stepsMs = afterWindow.reduce((sum, step) => sum + (step.budgetMs ?? 0), 0)
   return {
     registry: o.registry,
     window,
-    delayMs: duration('delayMs', 0),
+    delayMs: duration('delayMs', o.delayMs, 0),
     readiness,
-    readinessTimeoutMs: duration('readinessTimeoutMs', 60_000),
-    readinessIntervalMs: duration('readinessIntervalMs', 500),
+    readinessTimeoutMs: duration('readinessTimeoutMs', o.readinessTimeoutMs, 60_000),
+    readinessIntervalMs: duration('readinessIntervalMs', o.readinessIntervalMs, 500),
     beforeRegister: o.beforeRegister ?? [],
     afterWindow,
-    warmupMs: duration('warmupMs', 0),
+    warmupMs: duration('warmupMs', o.warmupMs, 0),
     weight,
     maxRequestMs,
-    registryTimeoutMs: duration('registryTimeoutMs', 10_000),
-    shutdownTimeoutMs: duration('shutdownTimeoutMs', defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: stepsMs })),
+    registryTimeoutMs: duration('registryTimeoutMs', o.registryTimeoutMs, 10_000),
+    shutdownTimeoutMs: duration('shutdownTimeoutMs', o.shutdownTimeoutMs, defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: stepsMs })),
     registryBackoff: o.registryBackoff,
     earlyOffline: o.earlyOffline
   }

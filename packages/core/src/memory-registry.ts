@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from './clock.ts'
 import { InvalidOptionError } from './errors.ts'
 import { serviceKey, type Discovery, type Instance, type InstanceStatus, type Registry } from './registry.ts'
-import { assertDuration } from './windows.ts'
+import { checkKeys, duration } from './validate.ts'
 
 export interface MemoryRegistryOptions {
   /** How long a change takes to become visible to discovery: a stand-in for registry + client caches. Default 0. */
@@ -16,13 +16,15 @@ export interface MemoryRegistry extends Registry, Discovery {
   registered(service: string): Instance[]
 }
 
+const MEMORY_REGISTRY_KEYS = { propagationDelayMs: true, clock: true } satisfies Record<keyof MemoryRegistryOptions, true>
+
 type Tables = Map<string, Map<string, Instance>>
 
 /** An in-process Registry and Discovery; with `propagationDelayMs` it models a caching registry. */
 export function memoryRegistry (options: MemoryRegistryOptions = {}): MemoryRegistry {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionError('memoryRegistry', 'options must be an object')
-  const delay = options.propagationDelayMs ?? 0
-  assertDuration('propagationDelayMs', delay)
+  checkKeys('memoryRegistry', options, MEMORY_REGISTRY_KEYS)
+  const delay = duration('propagationDelayMs', options.propagationDelayMs, 0)
   const truth: Tables = new Map()
   const view = delayedView(delay, options.clock ?? systemClock)
   let closed = false

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from './errors.ts'
+import { assertDuration, checkKeys, show } from './validate.ts'
 
 // The propagation window is how long consumers may keep routing to an instance
 // after it deregistered: the sum of every cache between the registry and the
@@ -62,6 +63,11 @@ export type WindowsInput = WindowPreset | (Partial<WindowParts> & {
   scale?: number
 })
 
+/** Every field of the object form, checked against the type by the compiler. */
+const WINDOW_KEYS = {
+  serverCacheMs: true, replicationMs: true, clientFetchMs: true, balancerRefreshMs: true, endpointLagMs: true, marginMs: true, preset: true, scale: true
+} satisfies Record<keyof Exclude<WindowsInput, string>, true>
+
 export interface WindowBreakdownItem { part: keyof WindowParts, ms: number, why: string }
 
 export interface PropagationWindow {
@@ -82,12 +88,9 @@ export function propagationWindow (input: WindowsInput = 'none', option = 'windo
     return build(input, { ...WINDOW_PRESETS[input] })
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new InvalidOptionError(option, `expected a preset name or an object like { serverCacheMs, clientFetchMs, balancerRefreshMs }, got ${describe(input)}`)
+    throw new InvalidOptionError(option, `expected a preset name or an object like { serverCacheMs, clientFetchMs, balancerRefreshMs }, got ${show(input)}`)
   }
-  const known = new Set<string>([...WINDOW_PARTS, 'preset', 'scale'])
-  for (const key of Object.keys(input)) {
-    if (!known.has(key)) throw new InvalidOptionError(`${option}.${key}`, `unknown field; known fields are ${[...known].join(', ')}`)
-  }
+  checkKeys(option, input, WINDOW_KEYS)
   if (input.preset !== undefined && !isWindowPreset(input.preset)) {
     throw new InvalidOptionError(`${option}.preset`, `unknown preset '${String(input.preset)}'; use one of ${Object.keys(WINDOW_PRESETS).join(', ')}`)
   }
@@ -100,7 +103,7 @@ export function propagationWindow (input: WindowsInput = 'none', option = 'windo
   }
   const scale = input.scale ?? 1
   if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0) {
-    throw new InvalidOptionError(`${option}.scale`, `must be a positive finite number, got ${describe(scale)}`)
+    throw new InvalidOptionError(`${option}.scale`, `must be a positive finite number, got ${show(scale)}`)
   }
   if (scale !== 1) for (const part of WINDOW_PARTS) parts[part] = Math.round(parts[part] * scale)
   const custom = input.preset === undefined || WINDOW_PARTS.some((p) => input[p] !== undefined) || scale !== 1
@@ -118,25 +121,4 @@ function build (preset: WindowPreset | 'custom', parts: WindowParts): Propagatio
     if (parts[part] > 0) breakdown.push({ part, ms: parts[part], why: WHY[part] })
   }
   return { preset, totalMs, parts, breakdown }
-}
-
-/** Node runs a timer longer than this after 1 ms, so a longer duration would fire at once. */
-export const MAX_DURATION_MS = 2 ** 31 - 1
-
-/** Throws unless `value` is a finite, non-negative number of milliseconds that a timer can wait. */
-export function assertDuration (option: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidOptionError(option, `must be a non-negative number of milliseconds, got ${describe(value)}`)
-  }
-  if (value > MAX_DURATION_MS) {
-    throw new InvalidOptionError(option, `${value} ms is longer than a timer can wait (${MAX_DURATION_MS} ms, about 24.8 days); use a realistic duration`)
-  }
-}
-
-export function describe (value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return `'${value}'`
-  if (typeof value === 'object') return 'an object'
-  return `${typeof value} ${String(value)}`
 }

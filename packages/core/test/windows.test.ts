@@ -39,7 +39,7 @@ test('bad window input names the option and the fix', () => {
     [{ serverCacheMs: -1 }, /windows\.serverCacheMs: must be a non-negative number of milliseconds, got number -1/],
     [{ clientFetchMs: '30s' }, /windows\.clientFetchMs: .*got '30s'/],
     [{ clientFetchMs: 2 ** 31 }, /windows\.clientFetchMs: 2147483648 ms is longer than a timer can wait/],
-    [{ serverCache: 1 }, /windows\.serverCache: unknown field/],
+    [{ serverCache: 1 }, /windows\.serverCache: unknown option \(did you mean .serverCacheMs.\?\)/],
     [{ scale: 0 }, /windows\.scale: must be a positive/],
     [{ preset: 'nope' }, /windows\.preset: unknown preset/],
     [42, /windows: expected a preset name or an object/]

@@ -30,11 +30,11 @@ test('Istio with EXIT_ON_ZERO_ACTIVE_CONNECTIONS: the app\'s outbound registry c
   const outbound = new Client(envoy.outboundUrl!, { keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 })
   t.after(async () => { await inbound.close(); await outbound.close() })
   await (await outbound.request({ method: 'GET', path: '/eureka/apps/' })).body.text()
-  const { problems, tookMs } = await drainStep(t, { envoyAdmin: envoy.adminUrl })
+  const { problems } = await drainStep(t, { envoyAdmin: envoy.adminUrl })
+  // No problem means no timeout: the step ended on the count, not on drainTimeoutMs.
   assert.deepEqual(codes(problems), [])
   assert.equal(envoy.connections, 0, 'done once the inbound connections were gone')
   assert.equal(envoy.outboundConnections, 1, 'while the outbound one is still open')
-  assert.ok(tookMs < DRAIN_TIMEOUT_MS, `took ${tookMs} ms`)
 })
 
 test('Istio without EXIT_ON_ZERO_ACTIVE_CONNECTIONS: count unavailable, a bounded wait instead of polling to the timeout', async (t) => {
@@ -44,7 +44,6 @@ test('Istio without EXIT_ON_ZERO_ACTIVE_CONNECTIONS: count unavailable, a bounde
   const { problems, tookMs } = await drainStep(t, { envoyAdmin: envoy.adminUrl, unavailableWaitMs: 400 })
   assert.deepEqual(codes(problems), [ENVOY_ERROR_CODES.STATS_UNAVAILABLE], 'reported once, and no timeout')
   assert.ok(tookMs >= 400, `waited the fallback (${tookMs} ms)`)
-  assert.ok(tookMs < DRAIN_TIMEOUT_MS, `but not until drainTimeoutMs (${tookMs} ms)`)
 })
 
 test('plain Envoy (no Istio listener names): every listener still counts, outbound included', async (t) => {

@@ -26,9 +26,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`the CLI prints its address, serves, and stops cleanly on ${signal}`, async () => {
     const p = cli(['--port', '0', '--response-cache-update-ms', '200', '--no-readonly-cache'])
     try {
-      const line = await until(() => /listening on (http:\/\/\S+)/.exec(p.out()), 'the address line', 10_000, 20)
+      const line = await until(() => /listening on (http:\/\/\S+)/.exec(p.out()), 'the address line', { timeoutMs: 10_000, intervalMs: 20 })
       const url = line![1]!
-      await until(() => /read-only cache off/.test(p.out()), 'the settings line', 5_000, 20)
+      await until(() => /read-only cache off/.test(p.out()), 'the settings line', { timeoutMs: 5_000, intervalMs: 20 })
       assert.equal((await call('POST', `${url}/apps/orders`, { body: body('o1') })).status, 204)
       assert.equal((await call('GET', `${url}/apps`)).json.applications.application[0].instance[0].instanceId, 'o1')
       p.kill(signal)
@@ -55,7 +55,7 @@ test('runEurekaCli stops on an abort signal (in-process)', async () => {
   const ac = new AbortController()
   let out = ''
   const running = runEurekaCli(['--port', '0', '--lease-duration-ms', '5000', '--no-lease-expiry-bug'], { stdout: { write: (s: string) => { out += s } }, signal: ac.signal })
-  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out), 'the address line', 5_000, 5))![1]!
+  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out), 'the address line', { timeoutMs: 5_000, intervalMs: 5 }))![1]!
   await until(() => /leases 5000 ms, self-preservation on\n/.test(out), 'the settings line', 5_000, 5)
   assert.equal((await call('GET', `${url}/apps`)).status, 200)
   ac.abort()

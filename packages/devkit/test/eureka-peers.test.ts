@@ -75,7 +75,7 @@ async function lapseMost (s: EurekaServer, t: { after(fn: () => unknown): void }
   let beating = ids
   const beats = setInterval(() => { for (const id of beating) call('PUT', `${s.url}/apps/orders/${id}`).catch(() => {}) }, 500)
   t.after(() => clearInterval(beats))
-  await until(() => s.selfPreservation().expiryEnabled, 'renews above the threshold', 10_000)
+  await until(() => s.selfPreservation().expiryEnabled, 'renews above the threshold', { timeoutMs: 10_000 })
   beating = ids.slice(0, 2)
   return { lapsed: ids.slice(2), stoppedAt: Date.now() }
 }
@@ -92,7 +92,7 @@ test('self-preservation (on by default): when most leases lapse at once, evictio
 
   const { lapsed, stoppedAt } = await lapseMost(s, t)
   assert.deepEqual([s.selfPreservation().expectedClients, s.selfPreservation().renewsThreshold], [11, 18])
-  await until(() => !s.selfPreservation().expiryEnabled, 'renews to fall to the threshold', 10_000)
+  await until(() => !s.selfPreservation().expiryEnabled, 'renews to fall to the threshold', { timeoutMs: 10_000 })
   await until(() => Date.now() > stoppedAt + 1_500, 'the lapsed leases to expire')
   assert.deepEqual(s.evict(), [], 'nothing is evicted')
   assert.equal(s.snapshot().length, 10)

@@ -215,7 +215,7 @@ test('leases: durationInSecs honoured, x2 expiry bug on by default, eviction tim
     await call('PUT', `${s.url}/apps/orders/a`)
     const ms = await gone(s, 'a')
     assert.ok(ms >= 900 && ms < 1_600, `without the bug a lease ends ~1 x duration after the last renew (${ms} ms)`)
-    await until(() => s.snapshot().length === 0, 'eviction', 1_000)
+    await until(() => s.snapshot().length === 0, 'eviction', { timeoutMs: 1_000 })
   })
   await withServer({ evictionIntervalTimerInMs: 50, selfPreservation: false }, async (s) => {
     await call('POST', `${s.url}/apps/orders`, { body: body('a', lease) })

@@ -1,19 +1,12 @@
 // Option checks shared by the client and the sidecar helper. Each error names the
-// option and says what would be accepted.
-import { InvalidOptionError, redactUrl, redactText } from '@lameduck/core'
+// option and says what would be accepted. The general checks are core's kit.
+import { InvalidOptionError, redactUrl, show } from '@lameduck/core'
 import type { ConnectionCountMethod } from './count-connections.ts'
+
+export { count, duration, flag, oneOf } from '@lameduck/core'
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:15000'
 export const CONNECTION_METHODS: readonly ConnectionCountMethod[] = ['istio', 'contour', 'json']
-
-/** A value for an error message: strings and URLs redacted (an admin URL may carry credentials). */
-function show (value: unknown): string {
-  if (value === null) return 'null'
-  if (typeof value === 'string') return `'${redactText(value)}'`
-  if (value instanceof URL) return `'${redactUrl(value)}'`
-  if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
-}
 
 /** Parses an admin base URL: http(s) only, no query, trailing slash dropped. Userinfo is kept (sent as basic auth); messages redact it. */
 export function adminUrl (option: string, value: unknown): string {
@@ -30,36 +23,6 @@ export function adminUrl (option: string, value: unknown): string {
   }
   if (url.search !== '' || url.hash !== '') throw new InvalidOptionError(option, `must not have a query or fragment, got '${redactUrl(url)}'`)
   return url.href.replace(/\/+$/, '')
-}
-
-export function duration (option: string, value: unknown, fallback: number, { positive = false } = {}): number {
-  const v = value ?? fallback
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (positive && v === 0)) {
-    throw new InvalidOptionError(option, `must be a ${positive ? 'positive' : 'non-negative'} number of milliseconds, got ${show(v)}`)
-  }
-  return v
-}
-
-export function count (option: string, value: unknown, fallback: number): number {
-  const v = value ?? fallback
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-    throw new InvalidOptionError(option, `must be a non-negative integer, got ${show(v)}`)
-  }
-  return v
-}
-
-export function oneOf<T extends string | boolean> (option: string, value: unknown, allowed: readonly T[], fallback: T): T {
-  const v = value ?? fallback
-  if (!allowed.includes(v as T)) {
-    throw new InvalidOptionError(option, `must be one of ${allowed.map((a) => typeof a === 'string' ? `'${a}'` : String(a)).join(', ')}; got ${show(v)}`)
-  }
-  return v as T
-}
-
-export function flag (option: string, value: unknown, fallback: boolean): boolean {
-  const v = value ?? fallback
-  if (typeof v !== 'boolean') throw new InvalidOptionError(option, `must be true or false, got ${show(v)}`)
-  return v
 }
 
 export function regexp (option: string, value: unknown): RegExp | undefined {

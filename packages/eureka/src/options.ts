@@ -1,4 +1,4 @@
-import { assertDuration, InvalidOptionError, redactText, redactUrl, silentLogger, type BackoffOptions, type Logger } from '@lameduck/core'
+import { checkKeys, duration, flag, InvalidOptionError, redactText, show, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger } from '@lameduck/core'
 import { clientLogger, NO_YAML_DIR } from './client.ts'
 import { eurekaWindows, type EurekaWindowOptions } from './windows.ts'
 
@@ -46,6 +46,8 @@ export interface EurekaRegistryOptions extends EurekaDiscoveryOptions {
   backoff?: BackoffOptions
   /** Describes the Eureka server and consumers for `registry.windows` (see eurekaWindows). Default: Netflix/Spring defaults with Ribbon consumers. */
   windows?: EurekaWindowOptions
+  /** Drives the heartbeat timers; tests pass core's virtualClock(). Default the system clock. */
+  clock?: Clock
 }
 
 export interface ResolvedCommon {
@@ -67,6 +69,7 @@ export interface ResolvedRegistryOptions extends ResolvedCommon {
   leaseDurationSecs: number
   backoff: BackoffOptions
   windows: EurekaWindowOptions
+  clock: Clock
 }
 
 // Set by lameduck from `url` and the Instance; passing them in `client` would fight it.
@@ -75,17 +78,13 @@ const OWNED_INSTANCE_KEYS = ['app', 'instanceId', 'hostName', 'ipAddr', 'port', 
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: string[]): ResolvedCommon {
+function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: Readonly<Record<string, true>>): ResolvedCommon {
   if (!isObject(options)) throw new InvalidOptionError(fn, `options must be an object like { url: 'http://127.0.0.1:8761/eureka' }, got ${redactText(String(JSON.stringify(options)))}`)
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new InvalidOptionError(key, `unknown option for ${fn}(); known options are ${known.join(', ')}`)
-  }
+  checkKeys('', options, known, ` (options of ${fn}())`)
   const urls = resolveUrls(options.url)
   const logger = options.logger ?? silentLogger
-  const requestTimeoutMs = options.requestTimeoutMs ?? 5_000
-  positive('requestTimeoutMs', requestTimeoutMs)
-  const preferIpAddress = options.preferIpAddress ?? false
-  if (typeof preferIpAddress !== 'boolean') throw new InvalidOptionError('preferIpAddress', `must be true or false, got ${JSON.stringify(preferIpAddress)}`)
+  const requestTimeoutMs = duration('requestTimeoutMs', options.requestTimeoutMs, 5_000, { positive: true })
+  const preferIpAddress = flag('preferIpAddress', options.preferIpAddress, false)
 
   const client = options.client ?? {}
   if (!isObject(client)) throw new InvalidOptionError('client', 'must be an object of eureka-js-client options, e.g. { eureka: { heartbeatInterval: 30000 } }')
@@ -106,10 +105,8 @@ function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: stri
   for (const key of OWNED_INSTANCE_KEYS) {
     if (key in userInstance) throw new InvalidOptionError(`client.instance.${key}`, 'comes from the lameduck instance (service, id, host, port): set it there (plugin options service/host/port), not in client.instance')
   }
-  const heartbeatIntervalMs = eureka.heartbeatInterval ?? 30_000
-  positive('client.eureka.heartbeatInterval', heartbeatIntervalMs)
-  const registryFetchIntervalMs = eureka.registryFetchInterval ?? 30_000
-  positive('client.eureka.registryFetchInterval', registryFetchIntervalMs)
+  const heartbeatIntervalMs = duration('client.eureka.heartbeatInterval', eureka.heartbeatInterval, 30_000, { positive: true })
+  const registryFetchIntervalMs = duration('client.eureka.registryFetchInterval', eureka.registryFetchInterval, 30_000, { positive: true })
 
   const userMiddleware = client.requestMiddleware
   const clientBase: Record<string, unknown> = {
@@ -130,8 +127,11 @@ function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: stri
   return { urls: urls.map(redactUrl), logger, requestTimeoutMs, preferIpAddress, heartbeatIntervalMs, registryFetchIntervalMs, clientBase, userInstance }
 }
 
-const DISCOVERY_KEYS = ['url', 'client', 'logger', 'requestTimeoutMs', 'preferIpAddress']
-const REGISTRY_KEYS = [...DISCOVERY_KEYS, 'offlineMode', 'registerTimeoutMs', 'leaseDurationSecs', 'backoff', 'windows']
+/** Every option, checked against the types by the compiler. */
+const DISCOVERY_KEYS = { url: true, client: true, logger: true, requestTimeoutMs: true, preferIpAddress: true } satisfies Record<keyof EurekaDiscoveryOptions, true>
+const REGISTRY_KEYS = {
+  ...DISCOVERY_KEYS, offlineMode: true, registerTimeoutMs: true, leaseDurationSecs: true, backoff: true, windows: true, clock: true
+} satisfies Record<keyof EurekaRegistryOptions, true>
 
 export function resolveDiscoveryOptions (options: EurekaDiscoveryOptions): ResolvedCommon {
   return resolveCommon('eurekaDiscovery', options, DISCOVERY_KEYS)
@@ -141,10 +141,9 @@ export function resolveRegistryOptions (options: EurekaRegistryOptions): Resolve
   const common = resolveCommon('eurekaRegistry', options, REGISTRY_KEYS)
   const offlineMode = options.offlineMode ?? 'delete'
   if (offlineMode !== 'delete' && offlineMode !== 'out-of-service') {
-    throw new InvalidOptionError('offlineMode', `must be 'delete' (DELETE the instance) or 'out-of-service' (status override), got ${JSON.stringify(offlineMode)}`)
+    throw new InvalidOptionError('offlineMode', `must be 'delete' (DELETE the instance) or 'out-of-service' (status override), got ${show(offlineMode)}`)
   }
-  const registerTimeoutMs = options.registerTimeoutMs ?? 8_000
-  positive('registerTimeoutMs', registerTimeoutMs)
+  const registerTimeoutMs = duration('registerTimeoutMs', options.registerTimeoutMs, 8_000, { positive: true })
   const leaseDurationSecs = options.leaseDurationSecs ?? 90
   if (!Number.isInteger(leaseDurationSecs) || leaseDurationSecs < 1) {
     throw new InvalidOptionError('leaseDurationSecs', `must be a whole number of seconds >= 1 (Eureka's default is 90), got ${JSON.stringify(leaseDurationSecs)}`)
@@ -157,7 +156,7 @@ export function resolveRegistryOptions (options: EurekaRegistryOptions): Resolve
   const windows = options.windows ?? {}
   // Validated now (eurekaWindows throws InvalidOptionError) so a typo fails at construction.
   eurekaWindows(windows)
-  return { ...common, offlineMode, registerTimeoutMs, leaseDurationSecs, backoff: { initialMs: 500, ...backoff }, windows }
+  return { ...common, offlineMode, registerTimeoutMs, leaseDurationSecs, backoff: { initialMs: 500, ...backoff }, windows, clock: options.clock ?? systemClock }
 }
 
 function resolveUrls (url: unknown): string[] {
@@ -175,9 +174,4 @@ function resolveUrls (url: unknown): string[] {
     if (/\/apps$/i.test(base)) throw new InvalidOptionError('url', `'${shown}' points at the apps resource; give the Eureka base instead, e.g. '${redactUrl(base.replace(/\/apps$/i, ''))}'`)
     return `${base}/apps/`
   })
-}
-
-function positive (option: string, value: unknown): void {
-  assertDuration(option, value)
-  if (value === 0) throw new InvalidOptionError(option, 'must be greater than 0')
 }

@@ -7,7 +7,7 @@
 // retries them with its backoff. Once registered, keeping the registration alive
 // is this class's job alone: heartbeats, and re-registering with backoff after a
 // 404 or an outage, which the client itself gives up on.
-import { backoffDelay, RegistryError, type BackoffOptions, type Instance, type InstanceStatus, type Logger } from '@lameduck/core'
+import { backoffDelay, RegistryError, type BackoffOptions, type Clock, type Instance, type InstanceStatus, type Logger, type Timer } from '@lameduck/core'
 import { callback, describeFailure, eurekaRequest, type EurekaJsClient, type EurekaInstanceJson } from './client.ts'
 import { toEurekaInstance, type RegistrationShape } from './instance-mapping.ts'
 import type { OfflineMode } from './options.ts'
@@ -19,6 +19,8 @@ export interface RegistrationSettings extends RegistrationShape {
   registerTimeoutMs: number
   backoff: BackoffOptions
   logger: Logger
+  /** Drives the heartbeat timers (and stamps lastHeartbeatAt); register/deregister bounds stay on the wall clock. */
+  clock: Clock
   createClient: (instance: EurekaInstanceJson) => EurekaJsClient
 }
 
@@ -34,7 +36,7 @@ export class Registration {
   #generation = 0
   readonly #abandoned = new Set<number>()
   #lock: Promise<unknown> = Promise.resolve()
-  #timer: NodeJS.Timeout | undefined
+  #timer: Timer | undefined
   #failures = 0
   readonly stats = { heartbeats: 0, heartbeatFailures: 0, reRegistrations: 0, lastHeartbeatAt: null as number | null, lastError: null as string | null }
 
@@ -171,15 +173,15 @@ export class Registration {
   #scheduleHeartbeat (gen: number, delayMs: number): void {
     this.#stopHeartbeats()
     if (gen !== this.#generation) return
-    this.#timer = setTimeout(() => {
+    this.#timer = this.#s.clock.setTimeout(() => {
       this.#timer = undefined
       this.#exclusive(() => this.#heartbeat(gen)).catch(() => {})
     }, delayMs)
-    this.#timer.unref()
+    this.#timer.unref?.()
   }
 
   #stopHeartbeats (): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    if (this.#timer !== undefined) this.#s.clock.clearTimeout(this.#timer)
     this.#timer = undefined
   }
 
@@ -194,7 +196,7 @@ export class Registration {
         if (this.#failures > 0) log.info({ instance: this.id }, `eureka: heartbeats for ${this.#app}/${this.id} succeed again`)
         this.#failures = 0
         this.stats.heartbeats++
-        this.stats.lastHeartbeatAt = Date.now()
+        this.stats.lastHeartbeatAt = this.#s.clock.now()
         this.#scheduleHeartbeat(gen, this.#s.heartbeatIntervalMs)
         return
       }

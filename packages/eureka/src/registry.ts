@@ -61,21 +61,7 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
     const key = `${instance.service.toUpperCase()}/${instance.id}`
     let r = registrations.get(key)
     if (r === undefined) {
-      r = new Registration(instance.id, {
-        offlineMode: o.offlineMode,
-        registerTimeoutMs: o.registerTimeoutMs,
-        backoff: o.backoff,
-        logger: o.logger,
-        heartbeatIntervalMs: o.heartbeatIntervalMs,
-        leaseDurationSecs: o.leaseDurationSecs,
-        userInstance: o.userInstance,
-        createClient: (body: EurekaInstanceJson) => new EurekaJs({
-          ...o.clientBase,
-          // Registration only: heartbeats are driven by the adapter, fetching by the discovery view.
-          eureka: { ...(o.clientBase.eureka as object), registerWithEureka: true, fetchRegistry: false },
-          instance: body
-        })
-      })
+      r = createRegistration(instance.id, o)
       registrations.set(key, r)
     }
     return r
@@ -109,6 +95,25 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
       }
     }
   }
+}
+
+/** One instance's registration: heartbeats driven by the adapter, fetching left to the discovery view. */
+function createRegistration (id: string, o: ReturnType<typeof resolveRegistryOptions>): Registration {
+  return new Registration(id, {
+    offlineMode: o.offlineMode,
+    registerTimeoutMs: o.registerTimeoutMs,
+    backoff: o.backoff,
+    logger: o.logger,
+    clock: o.clock,
+    heartbeatIntervalMs: o.heartbeatIntervalMs,
+    leaseDurationSecs: o.leaseDurationSecs,
+    userInstance: o.userInstance,
+    createClient: (body: EurekaInstanceJson) => new EurekaJs({
+      ...o.clientBase,
+      eureka: { ...(o.clientBase.eureka as object), registerWithEureka: true, fetchRegistry: false },
+      instance: body
+    })
+  })
 }
 
 /** Consumer only: fetches the registry (no registration). Starts fetching at once. */

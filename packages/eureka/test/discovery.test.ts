@@ -25,7 +25,7 @@ test('discovery returns UP instances as core Instances, case-insensitively, and 
     const unsubscribe = discovery.subscribe('Orders', (list) => changes.push(list))
     await post(s.url, 'b', 3002, { metadata: { 'lameduck.warmup': '1000' } })
     await post(s.url, 'a', 3001)
-    await until(() => discovery.instances('ORDERS').length === 2, 'two instances', 2_000)
+    await until(() => discovery.instances('ORDERS').length === 2, 'two instances', { timeoutMs: 2_000 })
     assert.deepEqual(discovery.instances('orders'), [
       { id: 'a', service: 'orders', host: '127.0.0.1', port: 3001, status: 'UP', metadata: {} },
       { id: 'b', service: 'orders', host: '127.0.0.1', port: 3002, status: 'UP', metadata: { 'lameduck.warmup': '1000' } }
@@ -35,10 +35,10 @@ test('discovery returns UP instances as core Instances, case-insensitively, and 
     assert.deepEqual(discovery.instances('orders')[0]!.metadata, {}, 'callers get copies')
 
     await fetch(`${s.url}/apps/orders/a/status?value=OUT_OF_SERVICE`, { method: 'PUT' })
-    await until(() => discovery.instances('orders').length === 1, 'OUT_OF_SERVICE dropped', 2_000)
+    await until(() => discovery.instances('orders').length === 1, 'OUT_OF_SERVICE dropped', { timeoutMs: 2_000 })
     await fetch(`${s.url}/apps/orders/b`, { method: 'DELETE' })
-    await until(() => discovery.instances('orders').length === 0, 'DELETE dropped', 2_000)
-    await until(() => changes.length >= 3, 'three change events', 2_000)
+    await until(() => discovery.instances('orders').length === 0, 'DELETE dropped', { timeoutMs: 2_000 })
+    await until(() => changes.length >= 3, 'three change events', { timeoutMs: 2_000 })
     unsubscribe()
     assert.deepEqual(changes.map((l) => l.map((i) => i.id)).filter((ids, n, all) => n === 0 || ids.join() !== all[n - 1]!.join()).slice(-2), [['b'], []])
     assert.ok(changes.every((l) => l.every((i) => i.service === 'Orders')), 'the service name as subscribed')
@@ -107,15 +107,15 @@ test('a failing server: fetch errors are reported once, the last list stays, rec
   let again: Awaited<ReturnType<typeof startEureka>> | undefined
   try {
     await post(s.url, 'a', 3001)
-    await until(() => discovery.instances('orders').length === 1, 'a', 2_000)
+    await until(() => discovery.instances('orders').length === 1, 'a', { timeoutMs: 2_000 })
     await s.close()
-    await until(() => (discovery.describe().lastError as string | null)?.includes('ECONNREFUSED'), 'a fetch error', 2_000)
+    await until(() => (discovery.describe().lastError as string | null)?.includes('ECONNREFUSED'), 'a fetch error', { timeoutMs: 2_000 })
     await new Promise((resolve) => setTimeout(resolve, 200))
     assert.equal(discovery.instances('orders').length, 1, 'the last fetched list stays in use')
     assert.equal(logger.lines.filter((l) => l.level === 'warn' && /registry fetch failed/.test(l.msg)).length, 1)
     assert.ok(!logger.lines.some((l) => l.level === 'error'), 'the client\'s per-request errors are not logged as errors')
     again = await startEureka({ port, useReadOnlyCache: false })
-    await until(() => discovery.instances('orders').length === 0, 'the new (empty) registry', 2_000)
+    await until(() => discovery.instances('orders').length === 0, 'the new (empty) registry', { timeoutMs: 2_000 })
     assert.ok(logger.lines.some((l) => /fetches succeed again/.test(l.msg)))
   } finally {
     await discovery.close()

@@ -45,7 +45,7 @@ test('one of two providers goes /offline and stops while a Eureka-routed consume
     await Promise.all([a.app.close(), b.app.close(), discovery.close(), agent.close()])
     await eureka.close()
   })
-  await until(() => discovery.instances('orders').length === 2, 'the consumer to see both providers', 5_000)
+  await until(() => discovery.instances('orders').length === 2, 'the consumer to see both providers', { timeoutMs: 5_000 })
   const seen = discovery.instances('orders')
   assert.ok(seen.every((i) => i.metadata['lameduck.registeredAt'] !== undefined && i.metadata.timestamp !== undefined), 'warmup metadata published')
 
@@ -85,7 +85,7 @@ test('one of two providers goes /offline and stops while a Eureka-routed consume
   assert.equal(offline.statusCode, 202)
   const plan = await offline.body.json() as { windowMs: number }
   assert.equal(plan.windowMs, CACHE_MS + FETCH_MS + 100, 'the window the Eureka registry suggested')
-  await until(() => a.app.lameduck.state === 'offline', 'provider a offline', 5_000)
+  await until(() => a.app.lameduck.state === 'offline', 'provider a offline', { timeoutMs: 5_000 })
   const servedByA = counts.byName.a ?? 0
   // The process stops: anything still routed to it now would fail.
   await a.app.close()

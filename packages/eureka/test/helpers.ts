@@ -8,16 +8,7 @@ export function instance (id: string, port: number, metadata: Record<string, str
   return { id, service, host: '127.0.0.1', port, status: 'UP', metadata }
 }
 
-/** Polls `fn` until it returns a truthy value; fails after `timeoutMs`. */
-export async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, intervalMs))
-  }
-}
+export { until } from '@lameduck/test-utils'
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 

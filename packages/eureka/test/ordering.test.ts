@@ -25,14 +25,14 @@ for (const offlineMode of ['delete', 'out-of-service'] as const) {
       await lifecycle.start({ id: 'orders-1', service: 'orders', host: '127.0.0.1', port: 3001 })
       assert.equal(s.snapshot().length, 1)
       lifecycle.offline('admin').catch(() => {})
-      await until(() => problems.some((m) => m.includes(new TimeoutError('registry deregister', 200).message)), 'the lifecycle to time the deregister out', 3_000)
+      await until(() => problems.some((m) => m.includes(new TimeoutError('registry deregister', 200).message)), 'the lifecycle to time the deregister out', { timeoutMs: 3_000 })
       assert.ok(proxy.held.length > 0, 'the offline call is still on its way')
       slow = false
       await lifecycle.online('admin')
       assert.equal(lifecycle.state, 'serving')
-      await until(() => proxy.held.length === 0, 'the slow call to land', 3_000)
+      await until(() => proxy.held.length === 0, 'the slow call to land', { timeoutMs: 3_000 })
       // Whatever the server saw, its last word must be the registration.
-      await until(() => s.snapshot()[0]?.status === 'UP' && s.snapshot()[0]?.overriddenStatus !== 'OUT_OF_SERVICE', 'registered and UP', 3_000)
+      await until(() => s.snapshot()[0]?.status === 'UP' && s.snapshot()[0]?.overriddenStatus !== 'OUT_OF_SERVICE', 'registered and UP', { timeoutMs: 3_000 })
       await new Promise((resolve) => setTimeout(resolve, 300)) // heartbeats run; nothing may take it out again
       const [held] = s.snapshot()
       assert.equal(held?.status, 'UP', 'registered, as the last call said')
@@ -57,7 +57,7 @@ test('eureka adapter: an aborted signal rejects the call at once; the call still
     await registry.register(i)
     const gaveUp = new AbortController()
     const deregistered = registry.deregister(i, { signal: gaveUp.signal })
-    await until(() => proxy.held.length === 1, 'the DELETE on its way', 2_000)
+    await until(() => proxy.held.length === 1, 'the DELETE on its way', { timeoutMs: 2_000 })
     gaveUp.abort(new TimeoutError('registry deregister', 100))
     await assert.rejects(deregistered, /registry deregister failed: the caller gave up/)
     assert.equal(proxy.held.length, 1, 'rejected before the DELETE landed')

@@ -32,7 +32,7 @@ test('register maps the core instance onto Eureka and heartbeats; DELETE on dere
     assert.equal(got.leaseInfo.durationInSecs, 5)
 
     const puts = (): number => s.requests().filter((r) => r.method === 'PUT' && r.path === `/eureka/apps/ORDERS/${i.id}`).length
-    await until(() => puts() >= 3, 'three heartbeats', 2_000)
+    await until(() => puts() >= 3, 'three heartbeats', { timeoutMs: 2_000 })
     assert.equal(registry.describe().instances instanceof Array, true)
 
     await registry.deregister(i)
@@ -60,12 +60,12 @@ test('offlineMode out-of-service: override on offline, heartbeats keep the lease
     assert.equal(onServer()?.status, 'OUT_OF_SERVICE')
     assert.equal(onServer()?.overriddenStatus, 'OUT_OF_SERVICE')
     const heartbeatsBefore = s.requests().filter((r) => r.method === 'PUT' && r.path === '/eureka/apps/ORDERS/o1').length
-    await until(() => s.requests().filter((r) => r.method === 'PUT' && r.path === '/eureka/apps/ORDERS/o1').length >= heartbeatsBefore + 2, 'heartbeats while out of service', 2_000)
+    await until(() => s.requests().filter((r) => r.method === 'PUT' && r.path === '/eureka/apps/ORDERS/o1').length >= heartbeatsBefore + 2, 'heartbeats while out of service', { timeoutMs: 2_000 })
     assert.equal(onServer()?.status, 'OUT_OF_SERVICE', 'heartbeats do not bring it back')
 
     // The server forgets it (operator DELETE): offline heartbeats must not re-register it.
     await fetch(`${s.url}/apps/ORDERS/o1`, { method: 'DELETE' })
-    await until(() => s.requests().some((r) => r.method === 'PUT' && r.path === '/eureka/apps/ORDERS/o1' && r.status === 404), 'a 404 heartbeat', 2_000)
+    await until(() => s.requests().some((r) => r.method === 'PUT' && r.path === '/eureka/apps/ORDERS/o1' && r.status === 404), 'a 404 heartbeat', { timeoutMs: 2_000 })
     await sleep(300)
     assert.equal(onServer(), undefined, 'not re-registered while offline')
 
@@ -103,7 +103,7 @@ test('setStatus and updateMetadata go through the REST API', async () => {
     assert.equal(s.snapshot()[0]?.metadata['lameduck.weight'], '10')
     // Kept for later registrations too (e.g. after a server restart).
     await fetch(`${s.url}/apps/ORDERS/o1`, { method: 'DELETE' })
-    await until(() => s.snapshot()[0]?.metadata['lameduck.weight'] === '10', 're-registration with the new metadata', 2_000)
+    await until(() => s.snapshot()[0]?.metadata['lameduck.weight'] === '10', 're-registration with the new metadata', { timeoutMs: 2_000 })
   } finally {
     await registry.close()
     await s.close()

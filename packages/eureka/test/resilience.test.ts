@@ -18,7 +18,7 @@ test('server down when the provider starts: the lifecycle keeps retrying and reg
   let server: EurekaServer | undefined
   try {
     const started = lifecycle.start({ id: 'orders-1', service: 'orders', host: '127.0.0.1', port: 3001 })
-    await until(() => problems.length >= 3, 'three failed attempts', 5_000)
+    await until(() => problems.length >= 3, 'three failed attempts', { timeoutMs: 5_000 })
     assert.equal(lifecycle.state, 'registering')
     assert.match(problems[0]!, /registry register failed: connect ECONNREFUSED/)
     server = await startEureka({ port, useReadOnlyCache: false })
@@ -28,7 +28,7 @@ test('server down when the provider starts: the lifecycle keeps retrying and reg
     assert.equal(held.length, 1)
     assert.equal(held[0]!.metadata['lameduck.registeredAt'], String(lifecycle.registeredAt), 'registeredAt is the time registration succeeded')
     // Heartbeats run afterwards.
-    await until(() => server!.requests().some((r) => r.method === 'PUT' && r.status === 200), 'a heartbeat', 2_000)
+    await until(() => server!.requests().some((r) => r.method === 'PUT' && r.status === 200), 'a heartbeat', { timeoutMs: 2_000 })
   } finally {
     await lifecycle.shutdown('test')
     await lifecycle.stopped()
@@ -52,12 +52,12 @@ test('registry lost (server restarted): heartbeat 404 → re-registered with the
     const warns = logger.lines.filter((l) => l.level === 'warn' && /heartbeat .* failed/.test(l.msg))
     assert.equal(warns.length, 1, 'first failure at warn, the repeats at debug')
     second = await startEureka({ port, useReadOnlyCache: false })
-    await until(() => second!.snapshot().length === 1, 're-registration', 3_000)
+    await until(() => second!.snapshot().length === 1, 're-registration', { timeoutMs: 3_000 })
     assert.equal(second.snapshot()[0]!.metadata['lameduck.warmup'], '60000')
     assert.ok(second.requests().some((r) => r.method === 'PUT' && r.status === 404), 'learned it from a 404 heartbeat')
     // The server holds the instance a moment before the adapter has read its 204 and counted it.
     const reRegistrations = (): unknown => (registry.describe().instances as Array<Record<string, unknown>>)[0]!.reRegistrations
-    await until(() => reRegistrations() === 1, 'the adapter to count the re-registration', 2_000)
+    await until(() => reRegistrations() === 1, 'the adapter to count the re-registration', { timeoutMs: 2_000 })
     assert.ok(logger.lines.some((l) => /re-registered ORDERS\/orders-1/.test(l.msg)))
   } finally {
     await registry.close()
@@ -75,7 +75,7 @@ test('a register() that times out leaves nothing behind, even when the server an
   const deletes = (): number => s.requests().filter((r) => r.method === 'DELETE' && r.path === '/eureka/apps/ORDERS/o1').length
   try {
     await assert.rejects(registry.register(i), (err: unknown) => err instanceof RegistryError && /did not answer within 400 ms/.test(err.message))
-    await until(() => deletes() === 1, 'the rollback DELETE once the late 204 arrived', 2_000)
+    await until(() => deletes() === 1, 'the rollback DELETE once the late 204 arrived', { timeoutMs: 2_000 })
     assert.deepEqual(s.snapshot(), [])
     await sleep(300)
     assert.deepEqual(s.snapshot(), [], 'no heartbeat brought it back')
@@ -111,7 +111,7 @@ test('a heartbeat in flight during offline: eureka-js-client resurrects the inst
   try {
     await cb((done) => plain.start(done))
     await registry.register(i)
-    await until(() => held('plain') && held('ORDERS'), 'heartbeats of both in flight', 3_000, 2)
+    await until(() => held('plain') && held('ORDERS'), 'heartbeats of both in flight', { timeoutMs: 3_000, intervalMs: 2 })
     await Promise.all([cb((done) => plain.stop(done)), registry.deregister(i)])
     await sleep(600)
     const apps = s.snapshot().map((x) => x.app)

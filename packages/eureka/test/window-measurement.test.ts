@@ -9,6 +9,10 @@ import { propagationWindow } from '@lameduck/core'
 import { startEureka } from '@lameduck/devkit'
 import { eurekaDiscovery, eurekaRegistry, eurekaWindows } from '@lameduck/eureka'
 import { cb, Eureka, HERE, instance, quiet, sleep, until } from './helpers.ts'
+import { prng } from '@lameduck/test-utils'
+
+/** Seeded: the same phases every run, so a failure replays. */
+const random = prng(0x1a3ed0c)
 
 const SERVER_CACHE_MS = 300
 const CLIENT_FETCH_MS = 300
@@ -39,16 +43,16 @@ async function measure (t: { diagnostic(msg: string): void }, { mode, readOnly }
       const i = instance('p1', 3001)
       await registry.register(i)
       // Fresh consumers each round, started at random phases against the server's cache timer.
-      await sleep(Math.random() * CLIENT_FETCH_MS)
+      await sleep(random.next() * CLIENT_FETCH_MS)
       const plain = new Eureka({ cwd: HERE, logger: quiet, eureka: { serviceUrls: { default: [s.serviceUrl] }, registerWithEureka: false, registryFetchInterval: CLIENT_FETCH_MS } })
       await cb((done) => plain.start(done))
-      await sleep(Math.random() * CLIENT_FETCH_MS)
+      await sleep(random.next() * CLIENT_FETCH_MS)
       const discovery = eurekaDiscovery({ url: s.url, client: { eureka: { registryFetchInterval: CLIENT_FETCH_MS } } })
       const plainSees = (): boolean => (plain.cache.app.ORDERS ?? []).some((x: { instanceId: string }) => x.instanceId === 'p1')
       const adapterSees = (): boolean => discovery.instances('orders').some((x) => x.id === 'p1')
       try {
-        await until(() => plainSees() && adapterSees(), 'both consumers to see the instance', 3_000, 5)
-        await sleep(Math.random() * SERVER_CACHE_MS)
+        await until(() => plainSees() && adapterSees(), 'both consumers to see the instance', { timeoutMs: 3_000, intervalMs: 5 })
+        await sleep(random.next() * SERVER_CACHE_MS)
         lag.reset()
         const t0 = Date.now()
         await registry.deregister(i)

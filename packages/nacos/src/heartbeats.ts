@@ -1,4 +1,4 @@
-import type { Logger } from '@lameduck/core'
+import { systemClock, type Clock, type Logger, type Timer } from '@lameduck/core'
 import type { BeatAnswer } from './sdk-bridge.ts'
 
 // The heartbeat loop for ephemeral instances, in place of the SDK's: the first
@@ -19,7 +19,7 @@ export interface BeatTarget {
 }
 
 interface Entry extends BeatTarget {
-  timer: NodeJS.Timeout | null
+  timer: Timer | null
   inflight: Promise<void> | null
   stopped: boolean
   beats: number
@@ -33,15 +33,18 @@ interface Entry extends BeatTarget {
 export interface HeartbeatsOptions {
   send: (groupedService: string, beat: Record<string, unknown>) => Promise<BeatAnswer>
   logger: Logger
-  now?: () => number
+  /** Drives the beat timers and stamps lastBeatAt. Default the system clock. */
+  clock?: Clock
 }
 
 export class Heartbeats {
   readonly #entries = new Map<string, Entry>()
   readonly #o: HeartbeatsOptions
+  readonly #clock: Clock
 
   constructor (options: HeartbeatsOptions) {
     this.#o = options
+    this.#clock = options.clock ?? systemClock
   }
 
   /** Starts (or restarts, with new beat data) the loop for `key`. */
@@ -58,7 +61,7 @@ export class Heartbeats {
     if (entry === undefined) return
     this.#entries.delete(key)
     entry.stopped = true
-    if (entry.timer !== null) clearTimeout(entry.timer)
+    if (entry.timer !== null) this.#clock.clearTimeout(entry.timer)
     await entry.inflight
   }
 
@@ -74,23 +77,22 @@ export class Heartbeats {
 
   #schedule (entry: Entry): void {
     if (entry.stopped) return
-    entry.timer = setTimeout(() => {
+    entry.timer = this.#clock.setTimeout(() => {
       entry.timer = null
       entry.inflight = this.#beat(entry).finally(() => {
         entry.inflight = null
         this.#schedule(entry)
       })
     }, entry.intervalMs)
-    entry.timer.unref()
+    entry.timer.unref?.()
   }
 
   async #beat (entry: Entry): Promise<void> {
-    const now = this.#o.now ?? Date.now
     const where = `${String(entry.beat.ip)}:${String(entry.beat.port)} of ${entry.groupedService}`
     try {
       const answer = await this.#o.send(entry.groupedService, entry.beat)
       entry.beats++
-      entry.lastBeatAt = now()
+      entry.lastBeatAt = this.#clock.now()
       entry.lastCode = answer.code ?? null
       entry.lastError = null
       if (answer.clientBeatInterval !== undefined) entry.intervalMs = answer.clientBeatInterval

@@ -1,4 +1,4 @@
-import { InvalidOptionError, redactText, silentLogger, type Logger } from '@lameduck/core'
+import { InvalidOptionError, checkKeys, redactText, show as describe, silentLogger, systemClock, type Clock, type Logger } from '@lameduck/core'
 
 export interface NacosRegistryOptions {
   /** Nacos servers: '127.0.0.1:8848' or 'h1:8848,h2:8848' or an array; the port defaults to 8848. Required unless `client.endpoint` is set. */
@@ -21,6 +21,8 @@ export interface NacosRegistryOptions {
   client?: Record<string, unknown>
   /** pino-compatible logger; the SDK's own logging is routed into it too. Default silent. */
   logger?: Logger
+  /** Drives the heartbeat timers; tests pass core's virtualClock(). Default the system clock. */
+  clock?: Clock
 }
 
 export interface ResolvedNacosOptions {
@@ -34,19 +36,15 @@ export interface ResolvedNacosOptions {
   readyTimeoutMs: number
   client: Record<string, unknown>
   logger: Logger
+  clock: Clock
 }
 
-const KNOWN = ['serverList', 'namespace', 'group', 'cluster', 'clusters', 'nacosWeight', 'beatIntervalMs', 'readyTimeoutMs', 'client', 'logger']
+/** Every option, checked against the type by the compiler. */
+const KNOWN = {
+  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, logger: true, clock: true
+} satisfies Record<keyof NacosRegistryOptions, true>
 const CLUSTER_NAME = /^[0-9a-zA-Z-]+$/
 const OWNED_BY_ADAPTER = ['serverList', 'namespace']
-
-/** A value for an error message: strings redacted (a server entry may carry credentials). */
-function describe (value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return `'${redactText(value)}'`
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
-}
 
 function serverEntries (raw: unknown): string[] {
   const entries = typeof raw === 'string' ? raw.split(',') : Array.isArray(raw) ? raw : null
@@ -84,9 +82,7 @@ function duration (option: string, value: unknown, fallback: number, min = 1): n
 
 export function resolveOptions (options: NacosRegistryOptions, factory: string): ResolvedNacosOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError(factory, `options must be an object like { serverList: '127.0.0.1:8848' }, got ${describe(options)}`)
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) throw new InvalidOptionError(key, `unknown option of ${factory}; known options are ${KNOWN.join(', ')} (SDK options go in \`client\`)`)
-  }
+  checkKeys('', options, KNOWN, ` (options of ${factory}; SDK options go in \`client\`)`)
   const client = options.client ?? {}
   if (typeof client !== 'object' || client === null || Array.isArray(client)) throw new InvalidOptionError('client', `must be an object of nacos naming client options, got ${describe(client)}`)
   for (const key of OWNED_BY_ADAPTER) {
@@ -126,6 +122,7 @@ export function resolveOptions (options: NacosRegistryOptions, factory: string):
     beatIntervalMs: duration('beatIntervalMs', options.beatIntervalMs, 5_000),
     readyTimeoutMs: duration('readyTimeoutMs', options.readyTimeoutMs, 10_000),
     client: { ...client },
-    logger
+    logger,
+    clock: options.clock ?? systemClock
   }
 }

@@ -110,7 +110,7 @@ function sdk (s: NacosState): Sdk {
   s.current = {
     bridge,
     cache: new ServiceCache({ bridge, group: o.group, clusters: o.clusters.join(','), logger: log }),
-    heartbeats: new Heartbeats({ send: (service, beat) => bridge.sendBeat(service, beat), logger: log })
+    heartbeats: new Heartbeats({ send: (service, beat) => bridge.sendBeat(service, beat), logger: log, clock: o.clock })
   }
   return s.current
 }

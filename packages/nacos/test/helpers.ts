@@ -3,15 +3,15 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net'
 import { NacosNamingClient } from 'nacos'
 import { warmupMetadata, type Instance, type Logger } from '@lameduck/core'
+import { until } from '@lameduck/test-utils'
 
+/** until() with the subject first; any value but undefined and false counts (0 and '' too). */
 export async function waitFor<T> (what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, everyMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
+  const found = await until(async () => {
     const value = await fn()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
+    return value !== undefined && value !== false ? { value } : undefined
+  }, what, { timeoutMs, intervalMs: everyMs })
+  return found.value
 }
 
 export function instance (port: number, options: { service?: string, weight?: number, status?: Instance['status'], metadata?: Record<string, string> } = {}): Instance {

@@ -7,6 +7,10 @@ import { propagationWindow } from '@lameduck/core'
 import { startNacos } from '@lameduck/devkit'
 import { nacosDiscovery, nacosRegistry, nacosWindows } from '@lameduck/nacos'
 import { instance, waitFor } from './helpers.ts'
+import { prng } from '@lameduck/test-utils'
+
+/** Seeded: the same phases every run, so a failure replays. */
+const random = prng(0x1a3ed0c)
 
 /** Times for `trials` deregistrations of one of two instances, then for the last one. */
 async function measure (server: Awaited<ReturnType<typeof startNacos>>, trials: number, jitterMs: number): Promise<{ ms: number[], lastMs: number }> {
@@ -25,7 +29,7 @@ async function measure (server: Awaited<ReturnType<typeof startNacos>>, trials: 
       await provider.register(leaving)
       await waitFor('the consumer to see the instance', () => consumer.instances('orders').length === 2, server.options.cacheMillis + 3_000)
       // Vary the moment of the deregistration against the consumer's poll rhythm.
-      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * jitterMs))
+      await new Promise((resolve) => setTimeout(resolve, 100 + random.next() * jitterMs))
       gone = null
       await provider.deregister(leaving)
       // The lifecycle's window starts when deregister() has resolved.

@@ -1,9 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { InvalidOptionError, RegistryError } from '@lameduck/core'
+import { InvalidOptionError, RegistryError, virtualClock } from '@lameduck/core'
 import { startNacos, type BeatEvent } from '@lameduck/devkit'
 import { nacosRegistry, nacosDiscovery, type NacosRegistryOptions } from '@lameduck/nacos'
-import { captureLogger, instance, waitFor } from './helpers.ts'
+import { until } from '@lameduck/test-utils'
+import { captureLogger, instance } from './helpers.ts'
 
 test('registers an ephemeral instance with its metadata, weight, group, cluster and namespace; deregisters; registers again', async (t) => {
   const server = await startNacos()
@@ -47,26 +48,41 @@ test('status, weight 0 and nacosWeight map onto Nacos enabled/healthy/weight', a
   await assert.rejects(bad.register(instance(3003)), (err: unknown) => err instanceof InvalidOptionError && err.option === 'nacosWeight')
 })
 
-test('beats come from the adapter: first one after beatIntervalMs, then at the server\'s interval, none after deregister', async (t) => {
+test('beats come from the adapter on its clock: first one after beatIntervalMs, then at the server\'s interval, none after deregister', async (t) => {
+  // Virtual time drives the beat timers; each beat itself is a real HTTP call to the stand-in.
+  const clock = virtualClock()
   const server = await startNacos({ clientBeatIntervalMs: 150 })
-  const registry = nacosRegistry({ serverList: server.serverList, beatIntervalMs: 200 })
+  const registry = nacosRegistry({ serverList: server.serverList, beatIntervalMs: 200, clock })
   t.after(async () => { await registry.close(); await server.close() })
   const beats: Array<BeatEvent & { at: number }> = []
-  server.events.on('beat', (b) => beats.push({ ...b, at: Date.now() }))
+  server.events.on('beat', (b) => beats.push({ ...b, at: clock.now() }))
   const orders = instance(3000, { metadata: { version: '1' } })
-  const registeredAt = Date.now()
+  const registeredAt = clock.now()
   await registry.register(orders)
-  await waitFor('three beats', () => beats.length >= 3, 3_000)
-  const first = beats[0]!.at - registeredAt
-  assert.ok(first >= 150 && first < 1_000, `first beat after ${first} ms (beatIntervalMs 200; the SDK's own loop waits ~10 s)`)
-  assert.ok(beats[2]!.at - beats[1]!.at < 500, 'later beats follow the server\'s clientBeatInterval (150 ms)')
+  // The next beat is due once the previous one has been answered and its timer set.
+  const nextBeat = async (dueInMs: number): Promise<void> => {
+    const before = beats.length
+    await until(() => clock.pending === 1, 'the next beat timer')
+    await clock.advance(dueInMs - 1)
+    assert.equal(beats.length, before, `no beat before ${dueInMs} ms`)
+    await clock.advance(1)
+    await until(() => beats.length === before + 1, 'the beat to reach the server')
+  }
+  await nextBeat(200)
+  assert.equal(beats[0]!.at - registeredAt, 200, 'first beat after beatIntervalMs (the SDK\'s own loop waits ~10 s)')
   assert.deepEqual({ ...beats[0]!, at: 0 }, { namespaceId: 'public', service: 'DEFAULT_GROUP@@orders', ip: '127.0.0.1', port: 3000, clusterName: 'DEFAULT', code: 10200, outcome: 'ok', light: false, at: 0 })
-  const described = registry.describe().registered as Array<{ beats: { beats: number, intervalMs: number } }>
+  await nextBeat(150)
+  await nextBeat(150)
+  assert.deepEqual(beats.map((b) => b.at - registeredAt), [200, 350, 500], 'later beats follow the server\'s clientBeatInterval (150 ms)')
+  const described = registry.describe().registered as Array<{ beats: { beats: number, intervalMs: number, lastBeatAt: number } }>
   assert.equal(described[0]!.beats.intervalMs, 150)
+  assert.equal(described[0]!.beats.lastBeatAt, registeredAt + 500, 'lastBeatAt is on the injected clock')
 
+  await until(() => clock.pending === 1, 'the next beat timer')
   await registry.deregister(orders)
+  assert.equal(clock.pending, 0, 'deregister cancels the beat timer')
   const count = beats.length
-  await new Promise((resolve) => setTimeout(resolve, 500)) // more than three beat intervals
+  await clock.advance(10_000)
   assert.equal(beats.length, count, 'no beat after deregistration (it would re-register the instance on a real server)')
   assert.equal(server.instances('orders').length, 0)
 })

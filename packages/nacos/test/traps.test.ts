@@ -95,7 +95,7 @@ test('close() does not keep the process alive (the SDK alone keeps it up for its
       console.log('closed at', Date.now())`)
   ])
   t.diagnostic(`process exit after close(): adapter ${adapterMs} ms, SDK alone ${sdkMs} ms`)
-  assert.ok(adapterMs < 1_000, `the adapter's process exited ${adapterMs} ms after close()`)
+  assert.ok(adapterMs < sdkMs, `the adapter's process exited (${adapterMs} ms after close()) before the SDK's alone (${sdkMs} ms)`)
   assert.ok(sdkMs > 3_000, `the SDK's process lingered ${sdkMs} ms (its beat loop sleeps 10 s)`)
   assert.equal(server.instances('close-test').length, 0)
 })

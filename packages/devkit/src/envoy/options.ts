@@ -1,4 +1,4 @@
-import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+import { count, duration, flag, InvalidOptionError, oneOf, show, silentLogger, type Logger } from '@lameduck/core'
 import type { DrainStrategy, TrafficDirection } from './drain-manager.ts'
 import { parseRetryOn, RETRY_ON, type RetryOn } from './retry-policy.ts'
 
@@ -103,38 +103,15 @@ export interface ResolvedEnvoyOptions {
   logger: Logger
 }
 
-function show (v: unknown): string {
-  return typeof v === 'string' ? `'${v}'` : v === null ? 'null' : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`
-}
-
 export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
   if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'expected an object, e.g. { upstream: \'http://127.0.0.1:3000\' }')
   const upstream = httpUrl('upstream', o.upstream)
-  const port = (name: string, v: unknown, fallback: number): number => {
-    const p = v ?? fallback
-    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 65535) throw new InvalidOptionError(name, `must be a port number 0-65535, got ${show(p)}`)
-    return p
-  }
-  const ms = (name: string, v: unknown, fallback: number): number => {
-    const d = v ?? fallback
-    if (typeof d !== 'number' || !Number.isFinite(d) || d < 0) throw new InvalidOptionError(name, `must be a non-negative number of milliseconds, got ${show(d)}`)
-    return d
-  }
-  const int = (name: string, v: unknown, fallback: number, min: number): number => {
-    const n = v ?? fallback
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < min) throw new InvalidOptionError(name, `must be an integer >= ${min}, got ${show(n)}`)
-    return n
-  }
-  const bool = (name: string, v: unknown, fallback: boolean): boolean => {
-    const b = v ?? fallback
-    if (typeof b !== 'boolean') throw new InvalidOptionError(name, `must be true or false, got ${show(b)}`)
-    return b
-  }
-  const pick = <T extends string>(name: string, v: unknown, allowed: readonly T[], fallback: T): T => {
-    const s = v ?? fallback
-    if (!allowed.includes(s as T)) throw new InvalidOptionError(name, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${show(s)}`)
-    return s as T
-  }
+  // Core's kit; the names keep the resolved object below readable.
+  const port = (option: string, v: unknown, fallback: number): number => count(option, v, fallback, { max: 65535 })
+  const ms = (option: string, v: unknown, fallback: number): number => duration(option, v, fallback)
+  const int = (option: string, v: unknown, fallback: number, min: number): number => count(option, v, fallback, { min })
+  const bool = flag
+  const pick = oneOf
   const name = (n: string, v: unknown, fallback: string): string => {
     const s = v ?? fallback
     if (typeof s !== 'string' || !/^[\w-]+$/.test(s)) throw new InvalidOptionError(n, `must be a name of letters, digits, '_' or '-', got ${show(s)}`)

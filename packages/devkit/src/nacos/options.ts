@@ -1,4 +1,4 @@
-import { InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+import { checkKeys, InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
 
 // Options of the local Nacos naming server. Defaults are those of a Nacos 2.x
 // server; every duration can be scaled down so tests run in seconds.
@@ -63,13 +63,30 @@ export interface ResolvedNacosServerOptions {
 }
 
 const DURATIONS = ['cacheMillis', 'pushDelayMs', 'pushCheckIntervalMs', 'pushAckTimeoutMs', 'subscriberTtlMs', 'clientBeatIntervalMs', 'heartBeatTimeoutMs', 'ipDeleteTimeoutMs', 'checkIntervalMs'] as const
-const KNOWN = new Set<string>(['host', 'port', 'push', 'pushTo', 'pushRetries', 'protectThreshold', 'beatReregister', 'logger', ...DURATIONS])
+/** Every option, checked against the type by the compiler. */
+const KNOWN = {
+  host: true,
+  port: true,
+  push: true,
+  pushTo: true,
+  pushRetries: true,
+  protectThreshold: true,
+  beatReregister: true,
+  logger: true,
+  cacheMillis: true,
+  pushDelayMs: true,
+  pushCheckIntervalMs: true,
+  pushAckTimeoutMs: true,
+  subscriberTtlMs: true,
+  clientBeatIntervalMs: true,
+  heartBeatTimeoutMs: true,
+  ipDeleteTimeoutMs: true,
+  checkIntervalMs: true
+} satisfies Record<keyof NacosServerOptions, true>
 
 export function resolveServerOptions (options: NacosServerOptions = {}): ResolvedNacosServerOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionError('startNacos', 'options must be an object')
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new InvalidOptionError(`startNacos.${key}`, `unknown option; known options are ${[...KNOWN].join(', ')}`)
-  }
+  checkKeys('startNacos', options, KNOWN)
   for (const key of DURATIONS) {
     const value = options[key]
     if (value === undefined) continue

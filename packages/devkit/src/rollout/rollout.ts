@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Agent } from 'undici'
 import { computePlan } from '@lameduck/cli'
-import { propagationWindow } from '@lameduck/core'
+import { LameduckError, propagationWindow } from '@lameduck/core'
 import { Deployment } from './deployment.ts'
 import { LoadGenerator } from './load.ts'
 import { resolveRollout, type ResolvedRollout, type RolloutOptions } from './options.ts'
@@ -19,20 +19,34 @@ import { agentOptions, scheme, serveSpec } from './transport.ts'
 
 const fromSource = import.meta.url.endsWith('.ts')
 const execArgv = fromSource ? ['--conditions=@lameduck/source'] : []
-const cliBin = fileURLToPath(new URL(`../../../cli/${fromSource ? 'src' : 'dist'}/bin.${fromSource ? 'ts' : 'js'}`, import.meta.url))
+
+/**
+ * The lameduck CLI, resolved through its package (`@lameduck/cli/bin`, a devkit
+ * dependency). Missing is an error, never a silent fallback: the lab would then
+ * measure some other preStop than the one it reports.
+ */
+function cliBin (): string {
+  let file: string
+  try {
+    file = fileURLToPath(import.meta.resolve('@lameduck/cli/bin'))
+  } catch (err) {
+    throw new LameduckError('LAMEDUCK_ERR_CLI_MISSING', 'cannot resolve @lameduck/cli/bin: install @lameduck/cli (a dependency of @lameduck/devkit)', { cause: err })
+  }
+  if (!existsSync(file)) throw new LameduckError('LAMEDUCK_ERR_CLI_MISSING', `@lameduck/cli/bin resolves to ${file}, which does not exist: build @lameduck/cli (npm run build)`)
+  return file
+}
 
 /** The sidecar container's preStop: only lameduck mode coordinates it with the app. */
 function waitDrainedFor (o: ResolvedRollout): string[] | null {
-  if (o.mode !== 'lameduck' || !existsSync(cliBin)) return null
-  return [process.execPath, ...execArgv, cliBin, 'wait-drained', '--admin', '{admin}', '--interval', '0.1']
+  if (o.mode !== 'lameduck') return null
+  return [process.execPath, ...execArgv, cliBin(), 'wait-drained', '--admin', '{admin}', '--interval', '0.1']
 }
 
 /** The preStop command of each mode, as a pod manifest would hold it. */
 function preStopFor (o: ResolvedRollout): string[] | null {
   if (o.mode === 'naive') return null
   if (o.mode === 'sleep') return ['sleep', String(o.sleepSeconds * o.scale)]
-  if (existsSync(cliBin)) return [process.execPath, ...execArgv, cliBin, 'prestop', '--admin', '{admin}']
-  return ['curl', '-sf', '{admin}/offline?wait=true']
+  return [process.execPath, ...execArgv, cliBin(), 'prestop', '--admin', '{admin}']
 }
 
 /** The lab's options, plus an externally supplied traffic path (e.g. a real registry server and a Java consumer, in test/real). */
