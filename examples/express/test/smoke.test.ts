@@ -1,39 +1,7 @@
 // The example as `npm start` runs it, against the local Eureka server: it
 // registers, `lameduck prestop` takes it offline under keep-alive traffic with
-// a 300 ms window, and SIGTERM then ends it.
-import { after, before, describe, it } from 'node:test'
-import assert from 'node:assert/strict'
+// a 300 ms window, and SIGTERM then ends it (examples/shared/src/eureka-smoke.ts).
 import { fileURLToPath } from 'node:url'
-import { startEureka, type EurekaServer } from '@lameduck/devkit'
-import { drainUnderTraffic, startExample, stopExample, until, type Example } from '@lameduck/example-shared/smoke'
+import { describeEurekaExample } from '@lameduck/example-shared/eureka-smoke'
 
-const entry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
-
-describe('examples/express', () => {
-  let eureka: EurekaServer
-  let example: Example
-  const registered = (): boolean => eureka.snapshot().some((i) => i.app === 'ORDERS' && i.port === example.port && i.status === 'UP')
-
-  before(async () => {
-    eureka = await startEureka({ port: 0 })
-    example = await startExample(entry, { EUREKA_URL: eureka.url, WINDOW_MS: '300' })
-  })
-  after(async () => {
-    if (example) await stopExample(example, 'SIGKILL')
-    await eureka?.close()
-  })
-
-  it('registers in Eureka, then drains under traffic through lameduck prestop with 0 failed requests', async () => {
-    await until(registered, 'the instance UP in Eureka')
-    const { prestop, stats, lines } = await drainUnderTraffic(example)
-    assert.equal(prestop.code, 0, prestop.output)
-    assert.equal(stats.failed, 0, stats.errors.slice(0, 5).join('\n'))
-    assert.ok(lines.some((l) => l.includes('"x-lameduck-state: draining"')), `answers while draining carry the mark: ${lines.join('\n')}`)
-    assert.ok(!registered(), 'the instance left Eureka')
-    assert.ok(example.output.includes('draining → offline (drained)'), example.output.join('\n'))
-  })
-
-  it('SIGTERM once offline: exits 0', async () => {
-    assert.equal(await stopExample(example), 0, example.output.join('\n'))
-  })
-})
+describeEurekaExample('examples/express', fileURLToPath(new URL('../src/server.ts', import.meta.url)))
