@@ -1,7 +1,7 @@
 // The dispatcher behind bin.ts: `lameduck <command> [flags]`, help, version and
 // errors. Returns the exit code; bin.ts owns the process.
 import { readFileSync } from 'node:fs'
-import { LameduckError } from '@lameduck/core'
+import { closest, LameduckError } from '@lameduck/core'
 import { UsageError } from './args.ts'
 import { EXIT, type Command, type CommandContext } from './command.ts'
 import { COMMANDS } from './commands/index.ts'
@@ -39,30 +39,6 @@ function version (): string {
   return pkg.version
 }
 
-function closest (name: string): string | undefined {
-  let best: string | undefined
-  let bestScore = Infinity
-  for (const c of COMMANDS) {
-    const score = distance(name, c.name)
-    if (score < bestScore) { best = c.name; bestScore = score }
-  }
-  return bestScore <= 3 ? best : undefined
-}
-
-function distance (a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!
-    row[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j]!
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-      prev = tmp
-    }
-  }
-  return row[b.length]!
-}
-
 const isHelp = (arg: string | undefined): boolean => arg === '--help' || arg === '-h'
 
 export async function main (argv: string[], io: MainContext): Promise<number> {
@@ -83,7 +59,7 @@ export async function main (argv: string[], io: MainContext): Promise<number> {
   const entry = COMMANDS.find((c) => c.name === (helpFor ?? name))
   if (entry === undefined) {
     const unknown = helpFor ?? name
-    const hint = closest(unknown)
+    const hint = closest(unknown, COMMANDS.map((c) => c.name))
     io.stderr.write(`lameduck: unknown command '${unknown}'${hint ? ` (did you mean '${hint}'?)` : ''}\n\n${await usage()}`)
     return EXIT.USAGE
   }
