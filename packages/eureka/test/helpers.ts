@@ -1,8 +1,9 @@
-import { createServer, request, type IncomingMessage, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import type { Instance, Logger } from '@lameduck/core'
+import { proxyWithDelay } from '@lameduck/test-utils'
 
 export function instance (id: string, port: number, metadata: Record<string, string> = {}, service = 'orders'): Instance {
   return { id, service, host: '127.0.0.1', port, status: 'UP', metadata }
@@ -42,35 +43,8 @@ export interface DelayProxy {
  */
 export async function delayProxy (target: string, delayFor: (method: string, path: string) => number): Promise<DelayProxy> {
   const upstream = new URL(target)
-  const state: DelayProxy = { url: '', held: [], close: async () => {} }
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const method = req.method ?? 'GET'
-      const path = req.url ?? '/'
-      const forward = (): void => {
-        const up = request({ host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } }, (upRes: IncomingMessage) => {
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers)
-          upRes.pipe(res)
-        })
-        up.on('error', () => { res.writeHead(502); res.end() })
-        up.end(Buffer.concat(chunks))
-      }
-      const delay = delayFor(method, path)
-      if (delay <= 0) { forward(); return }
-      const tag = `${method} ${path}`
-      state.held.push(tag)
-      setTimeout(() => {
-        state.held.splice(state.held.indexOf(tag), 1)
-        forward()
-      }, delay)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/eureka`
-  state.close = () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections() })
-  return state
+  const proxy = await proxyWithDelay(upstream.host, delayFor)
+  return { url: `http://${proxy.hostPort}${upstream.pathname.replace(/\/$/, '')}`, held: proxy.held, close: proxy.close }
 }
 
 // --- the unmodified eureka-js-client, for comparisons ---

@@ -1,9 +1,7 @@
 // Shared by the @lameduck/nacos tests.
-import { createServer, request, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { NacosNamingClient } from 'nacos'
 import { warmupMetadata, type Instance, type Logger } from '@lameduck/core'
-import { until } from '@lameduck/test-utils'
+import { proxyWithDelay, until } from '@lameduck/test-utils'
 
 /** until() with the subject first; any value but undefined and false counts (0 and '' too). */
 export async function waitFor<T> (what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, everyMs = 10): Promise<T> {
@@ -57,34 +55,6 @@ export interface DelayProxy {
  * something else happens. (UDP pushes go from the server to the client directly.)
  */
 export async function delayProxy (serverList: string, delayFor: (method: string, path: string) => number): Promise<DelayProxy> {
-  const [upstreamHost, upstreamPort] = serverList.split(':') as [string, string]
-  const state: DelayProxy = { serverList: '', held: [], close: async () => {} }
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const method = req.method ?? 'GET'
-      const path = req.url ?? '/'
-      const forward = (): void => {
-        const up = request({ host: upstreamHost, port: upstreamPort, method, path, headers: { ...req.headers, host: serverList } }, (upRes: IncomingMessage) => {
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers)
-          upRes.pipe(res)
-        })
-        up.on('error', () => { res.writeHead(502); res.end() })
-        up.end(Buffer.concat(chunks))
-      }
-      const delay = delayFor(method, path)
-      if (delay <= 0) { forward(); return }
-      const tag = `${method} ${path}`
-      state.held.push(tag)
-      setTimeout(() => {
-        state.held.splice(state.held.indexOf(tag), 1)
-        forward()
-      }, delay)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  state.serverList = `127.0.0.1:${(server.address() as AddressInfo).port}`
-  state.close = () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections() })
-  return state
+  const proxy = await proxyWithDelay(serverList, delayFor)
+  return { serverList: proxy.hostPort, held: proxy.held, close: proxy.close }
 }
