@@ -4,7 +4,7 @@
 // child process pinned to its own core; rounds alternate which side goes first
 // so drift hits both alike. Two measures: requests/s, and the server's CPU time
 // per request, which holds steady when other processes share the machine.
-//   node --conditions=@lameduck/source packages/node/bench/overhead.ts [--rounds 5] [--seconds 3]
+//   node --conditions=@lameduck/source packages/node/bench/overhead.ts [--rounds 5] [--seconds 3] [--servers express,node-http,h2c]
 import { fork, spawnSync } from 'node:child_process'
 import { cpus } from 'node:os'
 import { once } from 'node:events'
@@ -64,12 +64,12 @@ async function rounds (kind: ServerKind, n: number, seconds: number): Promise<{ 
   return { bare, attached }
 }
 
-export async function benchEngineOverhead (n = 5, seconds = 3): Promise<EngineOverhead> {
+export async function benchEngineOverhead (n = 5, seconds = 3, kinds: readonly ServerKind[] = SERVERS): Promise<EngineOverhead> {
   if (pinned) spawnSync('taskset', ['-pc', '0', String(process.pid)])
   const rows: string[] = []
   const ratios = {} as EngineOverhead['ratios']
   try {
-    for (const kind of SERVERS) {
+    for (const kind of kinds) {
       const { bare, attached } = await rounds(kind, n, seconds)
       // A round's two runs are neighbours in time, so their ratio cancels the machine's drift; the median
       // of those ratios is the result. CPU is bare ÷ attach() so that ≥ 0.98 reads like the req/s ratio.
@@ -98,11 +98,14 @@ export async function benchEngineOverhead (n = 5, seconds = 3): Promise<EngineOv
   return { ratios, rounds: n, table, setup }
 }
 
-const { values } = parseArgs({ options: { serve: { type: 'string' }, rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '3' } } })
+const { values } = parseArgs({ options: { serve: { type: 'string' }, rounds: { type: 'string', default: '5' }, seconds: { type: 'string', default: '3' }, servers: { type: 'string', default: SERVERS.join(',') } } })
 if (values.serve !== undefined) {
   const [kind, mode] = values.serve.split(':') as [ServerKind, Mode]
   await serve(kind, mode)
 } else if (import.meta.main) {
-  const r = await benchEngineOverhead(Number(values.rounds), Number(values.seconds))
+  const kinds = values.servers.split(',')
+  const unknown = kinds.filter((k) => !(SERVERS as readonly string[]).includes(k))
+  if (unknown.length > 0) throw new Error(`--servers: unknown ${unknown.join(', ')}; pick from ${SERVERS.join(', ')}`)
+  const r = await benchEngineOverhead(Number(values.rounds), Number(values.seconds), kinds as ServerKind[])
   console.log(`${r.setup}\n\n${r.table}`)
 }

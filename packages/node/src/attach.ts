@@ -174,21 +174,18 @@ export class Engine {
     const connections = this.connections
     const m = this.options.metrics
     const scrape = m.listener === 'app' && this.options.serveRoutes ? metricsRoute(m.path, () => this.metrics.render()) : () => false
-    function lameduckEmit (this: Server, event: string | symbol): boolean {
+    const emit = original as (this: Server, ...args: unknown[]) => boolean
+    // Named parameters, and `call` on the request path: no `arguments` object per request.
+    function lameduckEmit (this: Server, event: string | symbol, a?: any, b?: any): boolean {
       if (event === 'request') {
-        if (scrape(arguments[1], arguments[2])) return true
-        const verdict = onRequest(arguments[1], arguments[2])
+        if (scrape(a, b)) return true
+        const verdict = onRequest(a, b)
         if (verdict === ANSWERED) return true
-        if (verdict === DEFER) {
-          const req = arguments[1] as unknown
-          const res = arguments[2] as unknown
-          // Not a microtask: Node runs those between the requests of one read.
-          setImmediate(() => { (original as (...args: unknown[]) => boolean).call(server, 'request', req, res) })
-          return true
-        }
-      } else if (event === 'upgrade') {
-        connections.upgrade(arguments[2] as Socket)
+        // Not a microtask: Node runs those between the requests of one read.
+        if (verdict === DEFER) { setImmediate(() => { emit.call(server, 'request', a, b) }); return true }
+        return emit.call(this, event, a, b)
       }
+      if (event === 'upgrade') connections.upgrade(b as Socket)
       return original.apply(this, arguments as unknown as Parameters<Server['emit']>)
     }
     server.emit = lameduckEmit as Server['emit']

@@ -4,6 +4,7 @@ import { CONSUMER_HEADER, STATE_HEADER, type ConsumerTracker, type InFlightTrack
 import { kBusy, kUsed } from './idle-sweeper.ts'
 import { kOpenedAt, type Connection } from './connections.ts'
 import type { ProbeAnswer, ProbeKind } from './probes.ts'
+import { OpenRequests } from './open-requests.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
 type Res = ServerResponse | Http2ServerResponse
@@ -31,16 +32,37 @@ export interface RequestHook {
   inflightRequests(): Array<[Req, number]>
 }
 
-/** An HTTP/2 stream forgets its session once closed: the response keeps it for endRequest. */
-const kSession = Symbol('lameduck.session')
 const kGoingAway = Symbol('lameduck.goingAway')
+/** The response's slot in OpenRequests. */
+const kSlot = Symbol('lameduck.slot')
 const MAX_STREAM_ID = 2 ** 31 - 1
 const MIN_SESSION_AGE_MS = 250
 
 /** The connection a request travels on: the HTTP/2 session, or the HTTP/1 socket (TLS or plain). */
-function connectionOf (req: Req, res: Res): Connection {
-  if (req.httpVersionMajor !== 2) return req.socket as Connection
-  return ((res as { [kSession]?: Connection })[kSession] ??= (req as Http2ServerRequest).stream.session as Connection)
+function connectionOf (req: Req): Connection {
+  return (req.httpVersionMajor === 2 ? (req as Http2ServerRequest).stream.session : req.socket) as Connection
+}
+
+/**
+ * The consumer id header, read from rawHeaders on HTTP/1: `req.headers` is built
+ * on first use, and an app that never reads it should not pay for it here. Sent
+ * twice, it counts as no id, as `req.headers` would join the two into a value
+ * that is not an id.
+ */
+function consumerId (req: Req): string | undefined {
+  if (req.httpVersionMajor === 2) {
+    const v = req.headers[CONSUMER_HEADER]
+    return typeof v === 'string' ? v : undefined
+  }
+  const raw = req.rawHeaders
+  let id: string | undefined
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!
+    if (name.length !== CONSUMER_HEADER.length || name.toLowerCase() !== CONSUMER_HEADER) continue
+    if (id !== undefined) return undefined
+    id = raw[i + 1]
+  }
+  return id
 }
 
 /**
@@ -53,17 +75,15 @@ function connectionOf (req: Req, res: Res): Connection {
  */
 export function requestHook (ctx: RequestHookContext): RequestHook {
   const { inflight, tracker } = ctx
-  const live = new Map<Req, number>()
+  const open = new OpenRequests<Req, Connection>()
   let marking: string | null = null
   const probePaths = ctx.serveRoutes && ctx.routes !== false ? ctx.routes : null
   const untracked = ctx.routes === false ? [] : [ctx.routes.ready, ctx.routes.live]
 
   function endRequest (this: Res): void {
+    const c = open.end((this as { [kSlot]?: number })[kSlot]!)
+    if (c === undefined) return
     inflight.end()
-    const req = this.req as Req
-    live.delete(req)
-    const c = connectionOf(req, this)
-    if (c === null || c === undefined) return
     c[kBusy]!--
   }
 
@@ -109,8 +129,8 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
 
   function onRequest (req: Req, res: Res): Verdict {
     inflight.start()
-    live.set(req, Date.now())
-    const c = connectionOf(req, res)
+    const c = connectionOf(req)
+    ;(res as { [kSlot]?: number })[kSlot] = open.start(req, c, Date.now())
     c[kBusy] = (c[kBusy] ?? 0) + 1
     c[kUsed] = inflight.total
     res.on('close', endRequest)
@@ -120,8 +140,7 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     }
     const url = req.url ?? ''
     if (tracker !== undefined && !untracked.includes(url)) {
-      const consumer = req.headers[CONSUMER_HEADER]
-      const id = typeof consumer === 'string' ? consumer : undefined
+      const id = consumerId(req)
       tracker.seen(id)
       if (marking !== null) tracker.told(id)
     }
@@ -139,6 +158,6 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
   return {
     onRequest,
     mark (state) { marking = state },
-    inflightRequests: () => [...live]
+    inflightRequests: () => open.list()
   }
 }

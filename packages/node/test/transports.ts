@@ -51,8 +51,10 @@ export function urlOf (transport: Transport, server: Server): string {
 
 export interface Response { statusCode: number, headers: Record<string, string | string[] | undefined>, body: string }
 
+export interface RequestInit { method?: string, headers?: Record<string, string> }
+
 export interface TransportClient {
-  request(path: string, init?: { method?: string }): Promise<Response>
+  request(path: string, init?: RequestInit): Promise<Response>
   /** Connections (HTTP/1) or sessions (HTTP/2) the client has opened so far. */
   readonly connects: number
   /** Connections or sessions the server closed under it (a GOAWAY counts). */
@@ -80,8 +82,8 @@ class UndiciClient implements TransportClient {
     this.#client.on('disconnect', () => { this.disconnects++ })
   }
 
-  async request (path: string, init: { method?: string } = {}): Promise<Response> {
-    const res = await this.#client.request({ path, method: (init.method ?? 'GET') as 'GET' })
+  async request (path: string, init: RequestInit = {}): Promise<Response> {
+    const res = await this.#client.request({ path, method: (init.method ?? 'GET') as 'GET', headers: init.headers })
     return { statusCode: res.statusCode, headers: res.headers, body: await res.body.text() }
   }
 
@@ -107,9 +109,9 @@ class H2cClient implements TransportClient {
     return session
   }
 
-  request (path: string, init: { method?: string } = {}): Promise<Response> {
+  request (path: string, init: RequestInit = {}): Promise<Response> {
     return new Promise((resolve, reject) => {
-      const stream = this.#current().request({ ':path': path, ':method': init.method ?? 'GET' })
+      const stream = this.#current().request({ ...init.headers, ':path': path, ':method': init.method ?? 'GET' })
       let statusCode = 0
       let headers: Record<string, string | string[] | undefined> = {}
       let body = ''

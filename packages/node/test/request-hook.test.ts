@@ -1,0 +1,61 @@
+// The per-request hook's bookkeeping: the open-request table (slots reused, an
+// end counted once) and the consumer id read from the raw HTTP/1 headers.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { connect } from 'node:net'
+import { once } from 'node:events'
+import { OpenRequests } from '../src/open-requests.ts'
+import { startServer, stop } from './helpers.ts'
+import { transportClient } from './transports.ts'
+
+test('OpenRequests: slots are reused, an end is counted once, list() is oldest first', () => {
+  const open = new OpenRequests<{ id: string }, { c: number }>()
+  const conn = { c: 1 }
+  const a = open.start({ id: 'a' }, conn, 30)
+  const b = open.start({ id: 'b' }, conn, 10)
+  assert.deepEqual(open.list().map(([r, at]) => [r.id, at]), [['b', 10], ['a', 30]])
+  assert.equal(open.end(a), conn)
+  assert.equal(open.end(a), undefined, 'a second end of the same slot is a no-op')
+  const c = open.start({ id: 'c' }, conn, 40)
+  assert.equal(c, a, 'the freed slot is reused')
+  assert.deepEqual(open.list().map(([r]) => r.id), ['b', 'c'])
+  open.end(b); open.end(c)
+  assert.deepEqual(open.list(), [])
+})
+
+/** One raw HTTP/1.1 request with the given header lines; resolves with the response head. */
+async function rawGet (url: string, headerLines: string[]): Promise<string> {
+  const { port } = new URL(url)
+  const socket = connect(Number(port), '127.0.0.1')
+  await once(socket, 'connect')
+  socket.end(['GET /hello HTTP/1.1', 'host: 127.0.0.1', 'connection: close', ...headerLines, '', ''].join('\r\n'))
+  let text = ''
+  for await (const chunk of socket) text += String(chunk)
+  return text.split('\r\n')[0]!
+}
+
+test('the consumer id is read from HTTP/1 raw headers in any case; sent twice it counts as no id', async (t) => {
+  const s = await startServer({ earlyOffline: { quietMs: 50 } })
+  t.after(() => stop(s))
+  assert.equal(await rawGet(s.url, ['X-Lameduck-Consumer: shop-1']), 'HTTP/1.1 200 OK')
+  let report = s.lameduck.status().earlyOffline!
+  assert.equal(report.consumersInWindow, 1)
+  assert.doesNotMatch(report.pending ?? '', /without x-lameduck-consumer/)
+
+  assert.equal(await rawGet(s.url, ['x-lameduck-consumer: shop-2', 'X-LAMEDUCK-CONSUMER: shop-3']), 'HTTP/1.1 200 OK')
+  report = s.lameduck.status().earlyOffline!
+  assert.equal(report.consumersInWindow, 1, 'a doubled header names no consumer')
+  assert.match(report.pending ?? '', /without x-lameduck-consumer/)
+})
+
+test('the consumer id is read over HTTP/2 too', async (t) => {
+  const s = await startServer({ earlyOffline: { quietMs: 50 } }, 'h2c')
+  t.after(() => stop(s))
+  const client = transportClient('h2c', s.url)
+  t.after(() => client.close())
+  const res = await client.request('/hello', { headers: { 'x-lameduck-consumer': 'shop-h2' } })
+  assert.equal(res.statusCode, 200)
+  const report = s.lameduck.status().earlyOffline!
+  assert.equal(report.consumersInWindow, 1)
+  assert.doesNotMatch(report.pending ?? '', /without x-lameduck-consumer/)
+})
