@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
 import { benchEngineOverhead } from '../packages/node/bench/overhead.ts'
+import { benchHookCost } from '../packages/node/bench/hook-cost.ts'
 
 const sections: string[] = []
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
@@ -20,6 +21,11 @@ console.log('\n== engine overhead: hello-world Express, node:http and h2c, bare 
 const engine = await benchEngineOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
 console.log(`${engine.setup}\n\n${engine.table}`)
 sections.push(`## Engine overhead (@lameduck/node)\n\n\`packages/node/bench/overhead.ts\`. ${engine.setup}\n\n${engine.table}`)
+
+console.log('\n== engine cost per request without the network: node:http and Express over in-memory connections')
+const hook = await benchHookCost(Number(process.env.BENCH_ROUNDS ?? 7))
+console.log(`${hook.setup}\n\n${hook.table}`)
+sections.push(`## Engine cost per request, without the network\n\n\`packages/node/bench/hook-cost.ts\`. ${hook.setup}\n\n${hook.table}`)
 
 // Package benchmarks that print their own markdown (balancer, rollout lab).
 for (const script of ['packages/balancer/bench/index.ts', 'packages/devkit/bench/rollout.ts']) {

@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import type { Lifecycle } from '@lameduck/core'
 
 export type ProbeKind = 'ready' | 'live'
@@ -17,4 +19,13 @@ export function probeAnswer (lifecycle: Lifecycle, kind: ProbeKind, broken: Erro
   // string in a readiness failure). The detail is in the log and in the admin /status (`broken`).
   if (broken !== null) return { statusCode: 503, body: { state, error: 'startup failed' } }
   return { statusCode: 200, body: { state } }
+}
+
+/** Writes a probe answer as JSON (no body for HEAD), at the raw request level. */
+export function writeProbe (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, { statusCode, body }: ProbeAnswer): void {
+  const json = JSON.stringify(body)
+  res.statusCode = statusCode
+  res.setHeader('content-type', 'application/json; charset=utf-8')
+  res.setHeader('content-length', Buffer.byteLength(json))
+  if (req.method === 'HEAD') res.end(); else res.end(json)
 }

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { constants, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import { CONSUMER_HEADER, STATE_HEADER, type ConsumerTracker, type InFlightTracker } from '@lameduck/core'
 import { kBusy, kUsed } from './idle-sweeper.ts'
-import { kOpenedAt, type Connection } from './connections.ts'
-import type { ProbeAnswer, ProbeKind } from './probes.ts'
+import type { Connection } from './connections.ts'
+import { writeProbe, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { OpenRequests } from './open-requests.ts'
+import { closeAfter, goAway } from './drain-marks.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
 type Res = ServerResponse | Http2ServerResponse
@@ -32,11 +33,8 @@ export interface RequestHook {
   inflightRequests(): Array<[Req, number]>
 }
 
-const kGoingAway = Symbol('lameduck.goingAway')
 /** The response's slot in OpenRequests. */
 const kSlot = Symbol('lameduck.slot')
-const MAX_STREAM_ID = 2 ** 31 - 1
-const MIN_SESSION_AGE_MS = 250
 
 /** The connection a request travels on: the HTTP/2 session, or the HTTP/1 socket (TLS or plain). */
 function connectionOf (req: Req): Connection {
@@ -87,46 +85,6 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     c[kBusy]!--
   }
 
-  function markLast (req: Req, res: Res, c: Connection): void {
-    const stamp = c[kUsed]
-    const writeHead = res.writeHead as (...args: unknown[]) => unknown
-    res.writeHead = function lameduckWriteHead (this: ServerResponse, ...args: unknown[]) {
-      // Only the last request read on this socket closes it: earlier pipelined ones keep it open for the rest.
-      if (c[kUsed] === stamp && !this.headersSent) this.setHeader('connection', 'close')
-      return writeHead.apply(this, args)
-    } as typeof res.writeHead
-  }
-
-  /**
-   * HTTP/2's `connection: close`: a GOAWAY (NO_ERROR) with the highest stream id
-   * (RFC 9113 §6.8's shutdown notice), sent before this response ends. The client
-   * opens no new stream here and closes the session once its streams are done;
-   * no stream is refused, not even one already on the wire. A session the client
-   * leaves open is closed by the idle sweep.
-   *
-   * A session younger than MIN_SESSION_AGE_MS gets it with a later response: a
-   * client that replays requests from a session told to go onto a new one (undici,
-   * gRPC) may not have sent them all yet, and after a notice it would not send them
-   * (undici replays such a request only once).
-   */
-  function goAway (session: Connection): void {
-    const s = session as Http2Session & { [kGoingAway]?: boolean, [kOpenedAt]?: number }
-    if (s[kGoingAway] === true || s.closed || s.destroyed) return
-    if (Date.now() - (s[kOpenedAt] ?? 0) < MIN_SESSION_AGE_MS) return
-    s[kGoingAway] = true
-    s.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
-  }
-
-  function answerProbe (req: Req, res: Res, kind: ProbeKind): Verdict {
-    const { statusCode, body } = ctx.probe(kind)
-    const json = JSON.stringify(body)
-    res.statusCode = statusCode
-    res.setHeader('content-type', 'application/json; charset=utf-8')
-    res.setHeader('content-length', Buffer.byteLength(json))
-    if (req.method === 'HEAD') res.end(); else res.end(json)
-    return ANSWERED
-  }
-
   function onRequest (req: Req, res: Res): Verdict {
     inflight.start()
     const c = connectionOf(req)
@@ -136,7 +94,7 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     res.on('close', endRequest)
     if (marking !== null) {
       res.setHeader(STATE_HEADER, marking)
-      if (req.httpVersionMajor === 2) goAway(c); else markLast(req, res, c)
+      if (req.httpVersionMajor === 2) goAway(c); else closeAfter(res, c)
     }
     const url = req.url ?? ''
     if (tracker !== undefined && !untracked.includes(url)) {
@@ -147,8 +105,8 @@ export function requestHook (ctx: RequestHookContext): RequestHook {
     if (probePaths !== null && (req.method === 'GET' || req.method === 'HEAD')) {
       const q = url.indexOf('?')
       const path = q === -1 ? url : url.slice(0, q)
-      if (path === probePaths.ready) return answerProbe(req, res, 'ready')
-      if (path === probePaths.live) return answerProbe(req, res, 'live')
+      if (path === probePaths.ready) { writeProbe(req, res, ctx.probe('ready')); return ANSWERED }
+      if (path === probePaths.live) { writeProbe(req, res, ctx.probe('live')); return ANSWERED }
     }
     // While draining, an HTTP/1 handler runs once the whole read is parsed: a handler that answers
     // synchronously would otherwise decide `connection: close` before the pipelined requests after it were read.

@@ -1,0 +1,109 @@
+// What attach() adds to each request, without the network: a server fed HTTP/1.1
+// over an in-memory duplex pair (no syscalls, no load generator competing for the
+// CPU), bare vs with attach(), each round in a fresh child process, alternating.
+// The end-to-end ratio (overhead.ts) divides this cost by what the kernel and the
+// app spend per request; this bench shows the cost itself, in ns per request.
+//   node --conditions=@lameduck/source packages/node/bench/hook-cost.ts [--rounds 7] [--requests 200000]
+// One side alone, to profile it: add --cpu-prof and `--child express:attach`.
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, type RequestListener, type Server } from 'node:http'
+import { duplexPair } from 'node:stream'
+import { parseArgs } from 'node:util'
+import express from 'express'
+import { memoryRegistry, silentLogger } from '@lameduck/core'
+import { attach } from '@lameduck/node'
+
+const KINDS = ['node-http', 'express'] as const
+type Kind = typeof KINDS[number]
+type Mode = 'bare' | 'attach'
+const BODY = JSON.stringify({ hello: 'world' })
+const REQUEST = Buffer.from('GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
+const CONNECTIONS = 10
+
+function build (kind: Kind): Server {
+  if (kind === 'express') {
+    const app = express()
+    app.get('/', (_req, res) => { res.json({ hello: 'world' }) })
+    return createServer(app as RequestListener)
+  }
+  return createServer((_req, res) => { res.setHeader('content-type', 'application/json'); res.end(BODY) })
+}
+
+/** `n` keep-alive requests over CONNECTIONS in-memory connections, one at a time on each. */
+function drive (server: Server, n: number): Promise<void> {
+  return new Promise((resolve) => {
+    let left = n
+    let open = CONNECTIONS
+    for (let i = 0; i < CONNECTIONS; i++) {
+      const [client, socket] = duplexPair()
+      server.emit('connection', socket)
+      client.on('data', (chunk: Buffer) => {
+        // Each response ends with the body; count them to send the next request.
+        for (let at = chunk.indexOf(BODY); at !== -1; at = chunk.indexOf(BODY, at + 1)) {
+          if (left-- > 0) { client.write(REQUEST); continue }
+          client.destroy(); socket.destroy()
+          if (--open === 0) resolve()
+          return
+        }
+      })
+      client.write(REQUEST)
+    }
+  })
+}
+
+/** The child: builds the server, warms it up, reports CPU µs per request over `n` requests. */
+async function child (kind: Kind, mode: Mode, n: number): Promise<void> {
+  const server = build(kind)
+  if (mode === 'attach') {
+    await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger })
+  }
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)) // attach() starts on 'listening'
+  await drive(server, Math.min(n, 50_000))
+  const before = process.cpuUsage()
+  await drive(server, n)
+  const used = process.cpuUsage(before)
+  const cpuPerRequest = (used.user + used.system) / n
+  // Run alone (e.g. under --cpu-prof), it prints its result.
+  if (process.send !== undefined) process.send({ cpuPerRequest }); else console.log(`${kind} ${mode}: ${cpuPerRequest.toFixed(2)} µs/request`)
+  process.exit(0)
+}
+
+async function round (kind: Kind, mode: Mode, n: number): Promise<number> {
+  const c = fork(new URL(import.meta.url), ['--child', `${kind}:${mode}`, '--requests', String(n)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const [{ cpuPerRequest }] = await once(c, 'message') as [{ cpuPerRequest: number }]
+  await once(c, 'exit')
+  return cpuPerRequest
+}
+
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
+
+export interface HookCost { table: string, setup: string, added: Record<Kind, number> }
+
+export async function benchHookCost (rounds = 7, requests = 200_000): Promise<HookCost> {
+  const rows: string[] = []
+  const added = {} as Record<Kind, number>
+  for (const kind of KINDS) {
+    const bare: number[] = []
+    const attached: number[] = []
+    for (let i = 0; i < rounds; i++) {
+      const order: Mode[] = i % 2 === 0 ? ['bare', 'attach'] : ['attach', 'bare']
+      for (const mode of order) (mode === 'bare' ? bare : attached).push(await round(kind, mode, requests))
+    }
+    const deltaNs = median(bare.map((b, i) => (attached[i]! - b) * 1000))
+    added[kind] = deltaNs
+    rows.push(`| ${kind === 'express' ? 'Express 5' : 'node:http'} | ${median(bare).toFixed(2)} | ${median(attached).toFixed(2)} | **${Math.round(deltaNs)}** |`)
+  }
+  const setup = `HTTP/1.1 over in-memory duplex pairs (${CONNECTIONS} keep-alive connections, no sockets), ${requests} requests per round, ${rounds} alternating rounds, each in a fresh process; the added cost is the median of the per-round differences.`
+  const table = ['| hello world | CPU µs/request, bare | with attach() | **ns added per request** |', '|---|---:|---:|---:|', ...rows].join('\n')
+  return { table, setup, added }
+}
+
+const { values } = parseArgs({ options: { child: { type: 'string' }, rounds: { type: 'string', default: '7' }, requests: { type: 'string', default: '200000' } } })
+if (values.child !== undefined) {
+  const [kind, mode] = values.child.split(':') as [Kind, Mode]
+  await child(kind, mode, Number(values.requests))
+} else if (import.meta.main) {
+  const r = await benchHookCost(Number(values.rounds), Number(values.requests))
+  console.log(`${r.setup}\n\n${r.table}`)
+}

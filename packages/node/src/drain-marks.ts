@@ -1,0 +1,43 @@
+import type { ServerResponse } from 'node:http'
+import { constants, type Http2ServerResponse, type Http2Session } from 'node:http2'
+import { kUsed } from './idle-sweeper.ts'
+import { kOpenedAt, type Connection } from './connections.ts'
+
+const kGoingAway = Symbol('lameduck.goingAway')
+const MAX_STREAM_ID = 2 ** 31 - 1
+const MIN_SESSION_AGE_MS = 250
+
+/**
+ * HTTP/1's drain mark: `connection: close` on this response if it is still the
+ * last request read on its socket when its head is written. Earlier pipelined
+ * requests keep the socket open for the ones read after them, so every request
+ * that was read gets its answer.
+ */
+export function closeAfter (res: ServerResponse | Http2ServerResponse, c: Connection): void {
+  const stamp = c[kUsed]
+  const writeHead = res.writeHead as (...args: unknown[]) => unknown
+  res.writeHead = function lameduckWriteHead (this: ServerResponse, ...args: unknown[]) {
+    if (c[kUsed] === stamp && !this.headersSent) this.setHeader('connection', 'close')
+    return writeHead.apply(this, args)
+  } as typeof res.writeHead
+}
+
+/**
+ * HTTP/2's `connection: close`: a GOAWAY (NO_ERROR) with the highest stream id
+ * (RFC 9113 §6.8's shutdown notice), sent before this response ends. The client
+ * opens no new stream here and closes the session once its streams are done;
+ * no stream is refused, not even one already on the wire. A session the client
+ * leaves open is closed by the idle sweep.
+ *
+ * A session younger than MIN_SESSION_AGE_MS gets it with a later response: a
+ * client that replays requests from a session told to go onto a new one (undici,
+ * gRPC) may not have sent them all yet, and after a notice it would not send them
+ * (undici replays such a request only once).
+ */
+export function goAway (session: Connection): void {
+  const s = session as Http2Session & { [kGoingAway]?: boolean, [kOpenedAt]?: number }
+  if (s[kGoingAway] === true || s.closed || s.destroyed) return
+  if (Date.now() - (s[kOpenedAt] ?? 0) < MIN_SESSION_AGE_MS) return
+  s[kGoingAway] = true
+  s.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
+}
