@@ -1,7 +1,7 @@
 import type { Server, Socket } from 'node:net'
 import { Server as TlsServer, type TLSSocket } from 'node:tls'
 import type { Http2Session } from 'node:http2'
-import { IdleSweeper, kBusy, type Tracked } from './idle-sweeper.ts'
+import { IdleSweeper, initTracked, kBusy, type Tracked } from './idle-sweeper.ts'
 
 export type Connection = (Socket | Http2Session) & Tracked
 
@@ -94,6 +94,7 @@ export class Connections {
   }
 
   #track (c: Connection): void {
+    initTracked(c)
     this.open.add(c)
     c.once('close', () => {
       this.open.delete(c)
