@@ -7,10 +7,10 @@ type Headers = Dispatcher.DispatchOptions['headers']
 /**
  * Returns request headers with `name: value` added, in any shape undici accepts
  * (object, flat array, iterable of pairs). The caller's object is never mutated,
- * and a value the caller set already is kept. `alone` (`{ [name]: value }`, built
+ * and a value the caller set already is kept. `alone` (`[name, value]`, built
  * once) is what a request without headers gets.
  */
-export function withHeader (headers: Headers, name: string, value: string, alone: Readonly<Record<string, string>> = { [name]: value }): Headers {
+export function withHeader (headers: Headers, name: string, value: string, alone: readonly string[] = [name, value]): Headers {
   if (headers === null || headers === undefined) return alone as Headers
   if (Array.isArray(headers)) {
     for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === name) return headers
