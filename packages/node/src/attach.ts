@@ -12,7 +12,7 @@ import { Metrics } from './metrics.ts'
 import { metricsRoute } from './metrics-route.ts'
 import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
-import { ANSWERED, DEFER, requestHook, type RequestHook } from './requests.ts'
+import { ANSWERED, DEFER, isRequest, RequestHook } from './requests.ts'
 import { exitProcess, installSignals } from './signals.ts'
 import { watchWindowEnd } from './window-watch.ts'
 import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
@@ -78,7 +78,7 @@ export class Engine {
     this.metrics = new Metrics({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), maxRequestMs: options.maxRequestMs })
     this.#undo.push(() => this.metrics.detach())
     this.connections = new Connections(server, () => isLeaving(this.lifecycle.state))
-    this.requests = requestHook({
+    this.requests = new RequestHook({
       inflight,
       tracker: this.tracker,
       routes: options.routes,
@@ -157,20 +157,24 @@ export class Engine {
   describeInflight (): string {
     const now = Date.now()
     const list = this.requests.inflightRequests()
-    const shown = list.slice(0, 10).map(([r, at]) => `${r.method ?? '?'} ${r.url ?? '?'} (open ${now - at} ms)`)
+    const shown = list.slice(0, 10).map(([r, at]) => {
+      const [method, url] = isRequest(r) ? [r.method, r.url] : [r[':method'], r[':path']]
+      return `${method ?? '?'} ${url ?? '?'} (open ${now - at} ms)`
+    })
     return shown.join(', ') + (list.length > 10 ? `, and ${list.length - 10} more` : '')
   }
 
   /**
    * One hook on the server's emit, not a listener: it runs before any listener
    * (so a probe route is answered without the app), and it sees 'upgrade'
-   * without adding a listener (which would change what Node does with upgrades).
+   * without adding a listener (which would change what Node does with upgrades)
+   * and 'stream' without adding one (which would not run before the app's).
    */
   #interceptEmit (): void {
     const server = this.server
     const own = Object.hasOwn(server, 'emit')
     const original = server.emit
-    const { onRequest } = this.requests
+    const requests = this.requests
     const connections = this.connections
     const m = this.options.metrics
     const scrape = m.listener === 'app' && this.options.serveRoutes ? metricsRoute(m.path, () => this.metrics.render()) : () => false
@@ -179,13 +183,15 @@ export class Engine {
     function lameduckEmit (this: Server, event: string | symbol, a?: any, b?: any): boolean {
       if (event === 'request') {
         if (scrape(a, b)) return true
-        const verdict = onRequest(a, b)
+        const verdict = requests.onRequest(a, b)
         if (verdict === ANSWERED) return true
         // Not a microtask: Node runs those between the requests of one read.
         if (verdict === DEFER) { setImmediate(() => { emit.call(server, 'request', a, b) }); return true }
         return emit.call(this, event, a, b)
       }
       if (event === 'upgrade') connections.upgrade(b as Socket)
+      // An HTTP/2 app on the stream API: no 'request' will follow, so the stream is the request.
+      else if (event === 'stream' && this.listenerCount('request') === 0 && requests.onStream(a, b) === ANSWERED) return true
       return original.apply(this, arguments as unknown as Parameters<Server['emit']>)
     }
     server.emit = lameduckEmit as Server['emit']

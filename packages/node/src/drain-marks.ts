@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
-import { constants, type Http2ServerResponse, type Http2Session } from 'node:http2'
+import { constants, type Http2ServerResponse, type Http2Session, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
+import { STATE_HEADER } from '@lameduck/core'
 import { kUsed } from './idle-sweeper.ts'
 import { kOpenedAt, type Connection } from './connections.ts'
 
@@ -20,6 +21,22 @@ export function closeAfter (res: ServerResponse | Http2ServerResponse, c: Connec
     if (c[kUsed] === stamp && !this.headersSent) this.setHeader('connection', 'close')
     return writeHead.apply(this, args)
   } as typeof res.writeHead
+}
+
+const RESPONDERS = ['respond', 'respondWithFD', 'respondWithFile'] as const
+
+/**
+ * The state header on a raw HTTP/2 stream's response (the stream API has no
+ * setHeader): each of the stream's respond methods adds it to the headers it
+ * is given, unless the app set it.
+ */
+export function markStream (stream: ServerHttp2Stream, state: string): void {
+  for (const name of RESPONDERS) {
+    const respond = stream[name] as (this: ServerHttp2Stream, headers?: OutgoingHttpHeaders, ...rest: unknown[]) => void
+    ;(stream as unknown as Record<string, unknown>)[name] = function lameduckRespond (this: ServerHttp2Stream, headers?: OutgoingHttpHeaders, ...rest: unknown[]) {
+      return respond.call(this, headers?.[STATE_HEADER] === undefined ? { ...headers, [STATE_HEADER]: state } : headers, ...rest)
+    }
+  }
 }
 
 /**

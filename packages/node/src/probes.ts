@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2'
 import type { Lifecycle } from '@lameduck/core'
 
 export type ProbeKind = 'ready' | 'live'
@@ -28,4 +28,11 @@ export function writeProbe (req: IncomingMessage | Http2ServerRequest, res: Serv
   res.setHeader('content-type', 'application/json; charset=utf-8')
   res.setHeader('content-length', Buffer.byteLength(json))
   if (req.method === 'HEAD') res.end(); else res.end(json)
+}
+
+/** The same on a raw HTTP/2 stream (a server whose app uses the stream API). */
+export function writeStreamProbe (stream: ServerHttp2Stream, head: boolean, { statusCode, body }: ProbeAnswer): void {
+  const json = JSON.stringify(body)
+  stream.respond({ ':status': statusCode, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) }, { endStream: head })
+  if (!head) stream.end(json)
 }

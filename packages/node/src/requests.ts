@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import type { Http2ServerRequest, Http2ServerResponse, IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2'
 import { CONSUMER_HEADER, STATE_HEADER, type ConsumerTracker, type InFlightTracker } from '@lameduck/core'
 import { kBusy, kUsed } from './idle-sweeper.ts'
 import type { Connection } from './connections.ts'
-import { writeProbe, type ProbeAnswer, type ProbeKind } from './probes.ts'
+import { writeProbe, writeStreamProbe, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { OpenRequests } from './open-requests.ts'
-import { closeAfter, goAway } from './drain-marks.ts'
+import { closeAfter, goAway, markStream } from './drain-marks.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
 type Res = ServerResponse | Http2ServerResponse
@@ -25,14 +25,6 @@ export const ANSWERED = 1
 export const DEFER = 2
 type Verdict = typeof PASS | typeof ANSWERED | typeof DEFER
 
-export interface RequestHook {
-  onRequest(req: Req, res: Res): Verdict
-  /** The state to announce on responses (draining, offline, ...), or null while serving. */
-  mark(state: string | null): void
-  /** Requests in flight now with their start time, for logs that name what a bound cut. */
-  inflightRequests(): Array<[Req, number]>
-}
-
 /** The response's slot in OpenRequests. */
 const kSlot = Symbol('lameduck.slot')
 
@@ -47,11 +39,12 @@ function connectionOf (req: Req): Connection {
  * twice, it counts as no id, as `req.headers` would join the two into a value
  * that is not an id.
  */
-function consumerId (req: Req): string | undefined {
-  if (req.httpVersionMajor === 2) {
-    const v = req.headers[CONSUMER_HEADER]
+function consumerId (from: OpenRequest): string | undefined {
+  if (!isRequest(from) || from.httpVersionMajor === 2) {
+    const v = (isRequest(from) ? from.headers : from)[CONSUMER_HEADER]
     return typeof v === 'string' ? v : undefined
   }
+  const req = from
   const raw = req.rawHeaders
   let id: string | undefined
   for (let i = 0; i < raw.length; i += 2) {
@@ -63,6 +56,15 @@ function consumerId (req: Req): string | undefined {
   return id
 }
 
+/** A request in the open-request table: the compat request, or a raw stream's headers (`:method`, `:path`). */
+export type OpenRequest = Req | IncomingHttpHeaders
+/** A request object, not a raw stream's headers (whose keys are lowercase header names). */
+export function isRequest (r: OpenRequest): r is Req {
+  return typeof (r as Req).httpVersionMajor === 'number'
+}
+/** What carries a request's end ('close'): the response, or a raw HTTP/2 stream. */
+type Carrier = (Res | ServerHttp2Stream) & { [kSlot]?: number }
+
 /**
  * Per-request work, kept to counters on the hot path: in-flight, the
  * connection's busy count and stamp, and while draining the drain marks.
@@ -70,52 +72,97 @@ function consumerId (req: Req): string | undefined {
  * pipelined requests already read all get their answer); HTTP/2 gets a
  * graceful GOAWAY on its session with the response (a `connection` header is
  * invalid there).
+ *
+ * `onRequest` sees requests through Node's request/response API (every HTTP/1
+ * server, and HTTP/2 servers with 'request' listeners). `onStream` does the same
+ * for an HTTP/2 server whose app uses the stream API (`server.on('stream')`) and
+ * so never sees a 'request'.
  */
-export function requestHook (ctx: RequestHookContext): RequestHook {
-  const { inflight, tracker } = ctx
-  const open = new OpenRequests<Req, Connection>()
-  let marking: string | null = null
-  const probePaths = ctx.serveRoutes && ctx.routes !== false ? ctx.routes : null
-  const untracked = ctx.routes === false ? [] : [ctx.routes.ready, ctx.routes.live]
+export class RequestHook {
+  #marking: string | null = null
+  readonly #open = new OpenRequests<OpenRequest, Connection>()
+  readonly #ctx: RequestHookContext
+  readonly #probePaths: { ready: string, live: string } | null
+  readonly #untracked: string[]
+  /** The 'close' listener of every request: one function, not a closure per request. */
+  readonly #end: (this: Carrier) => void
 
-  function endRequest (this: Res): void {
-    const c = open.end((this as { [kSlot]?: number })[kSlot]!)
-    if (c === undefined) return
-    inflight.end()
-    c[kBusy]!--
+  constructor (ctx: RequestHookContext) {
+    this.#ctx = ctx
+    this.#probePaths = ctx.serveRoutes && ctx.routes !== false ? ctx.routes : null
+    this.#untracked = ctx.routes === false ? [] : [ctx.routes.ready, ctx.routes.live]
+    const { inflight } = ctx
+    const open = this.#open
+    this.#end = function endRequest (this: Carrier): void {
+      const c = open.end(this[kSlot]!)
+      if (c === undefined) return
+      inflight.end()
+      c[kBusy]!--
+    }
   }
 
-  function onRequest (req: Req, res: Res): Verdict {
-    inflight.start()
+  /** The state to announce on responses (draining, offline, ...), or null while serving. */
+  mark (state: string | null): void { this.#marking = state }
+
+  /** Requests in flight now with their start time, for logs that name what a bound cut. */
+  inflightRequests (): Array<[OpenRequest, number]> { return this.#open.list() }
+
+  onRequest (req: Req, res: Res): Verdict {
     const c = connectionOf(req)
-    ;(res as { [kSlot]?: number })[kSlot] = open.start(req, c, Date.now())
-    c[kBusy] = (c[kBusy] ?? 0) + 1
-    c[kUsed] = inflight.total
-    res.on('close', endRequest)
+    this.#begin(req, c, res)
+    const marking = this.#marking
     if (marking !== null) {
       res.setHeader(STATE_HEADER, marking)
       if (req.httpVersionMajor === 2) goAway(c); else closeAfter(res, c)
     }
     const url = req.url ?? ''
-    if (tracker !== undefined && !untracked.includes(url)) {
-      const id = consumerId(req)
-      tracker.seen(id)
-      if (marking !== null) tracker.told(id)
-    }
-    if (probePaths !== null && (req.method === 'GET' || req.method === 'HEAD')) {
-      const q = url.indexOf('?')
-      const path = q === -1 ? url : url.slice(0, q)
-      if (path === probePaths.ready) { writeProbe(req, res, ctx.probe('ready')); return ANSWERED }
-      if (path === probePaths.live) { writeProbe(req, res, ctx.probe('live')); return ANSWERED }
-    }
+    this.#seen(url, req, marking)
+    const probe = this.#probeAt(req.method, url)
+    if (probe !== null) { writeProbe(req, res, this.#ctx.probe(probe)); return ANSWERED }
     // While draining, an HTTP/1 handler runs once the whole read is parsed: a handler that answers
     // synchronously would otherwise decide `connection: close` before the pipelined requests after it were read.
     return marking !== null && req.httpVersionMajor !== 2 ? DEFER : PASS
   }
 
-  return {
-    onRequest,
-    mark (state) { marking = state },
-    inflightRequests: () => open.list()
+  onStream (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Verdict {
+    const c = stream.session as Connection
+    this.#begin(headers, c, stream)
+    const marking = this.#marking
+    if (marking !== null) {
+      markStream(stream, marking)
+      goAway(c)
+    }
+    const url = headers[':path'] ?? ''
+    this.#seen(url, headers, marking)
+    const probe = this.#probeAt(headers[':method'], url)
+    if (probe !== null) { writeStreamProbe(stream, headers[':method'] === 'HEAD', this.#ctx.probe(probe)); return ANSWERED }
+    return PASS
+  }
+
+  /** Counts a request in flight on `c` until its carrier closes. */
+  #begin (request: OpenRequest, c: Connection, carrier: Carrier): void {
+    const { inflight } = this.#ctx
+    inflight.start()
+    carrier[kSlot] = this.#open.start(request, c, Date.now())
+    c[kBusy] = (c[kBusy] ?? 0) + 1
+    c[kUsed] = inflight.total
+    carrier.on('close', this.#end)
+  }
+
+  #seen (url: string, from: OpenRequest, marking: string | null): void {
+    const tracker = this.#ctx.tracker
+    if (tracker === undefined || this.#untracked.includes(url)) return
+    const id = consumerId(from)
+    tracker.seen(id)
+    if (marking !== null) tracker.told(id)
+  }
+
+  /** The probe a GET or HEAD of `url` asks for, when the engine answers the probe routes. */
+  #probeAt (method: string | undefined, url: string): ProbeKind | null {
+    const paths = this.#probePaths
+    if (paths === null || (method !== 'GET' && method !== 'HEAD')) return null
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    return path === paths.ready ? 'ready' : path === paths.live ? 'live' : null
   }
 }
