@@ -28,6 +28,15 @@ type Verdict = typeof PASS | typeof ANSWERED | typeof DEFER
 /** The response's slot in OpenRequests. */
 const kSlot = Symbol('lameduck.slot')
 
+/** A request in the open-request table: the compat request, or a raw stream's headers (`:method`, `:path`). */
+export type OpenRequest = Req | IncomingHttpHeaders
+/** A request object, not a raw stream's headers (whose keys are lowercase header names). */
+export function isRequest (r: OpenRequest): r is Req {
+  return typeof (r as Req).httpVersionMajor === 'number'
+}
+/** What carries a request's end ('close'): the response, or a raw HTTP/2 stream. */
+type Carrier = (Res | ServerHttp2Stream) & { [kSlot]?: number }
+
 /** The connection a request travels on: the HTTP/2 session, or the HTTP/1 socket (TLS or plain). */
 function connectionOf (req: Req): Connection {
   return (req.httpVersionMajor === 2 ? (req as Http2ServerRequest).stream.session : req.socket) as Connection
@@ -55,15 +64,6 @@ function consumerId (from: OpenRequest): string | undefined {
   }
   return id
 }
-
-/** A request in the open-request table: the compat request, or a raw stream's headers (`:method`, `:path`). */
-export type OpenRequest = Req | IncomingHttpHeaders
-/** A request object, not a raw stream's headers (whose keys are lowercase header names). */
-export function isRequest (r: OpenRequest): r is Req {
-  return typeof (r as Req).httpVersionMajor === 'number'
-}
-/** What carries a request's end ('close'): the response, or a raw HTTP/2 stream. */
-type Carrier = (Res | ServerHttp2Stream) & { [kSlot]?: number }
 
 /**
  * Per-request work, kept to counters on the hot path: in-flight, the
