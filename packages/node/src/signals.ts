@@ -58,74 +58,94 @@ function intent (lifecycle: Lifecycle): string {
  * forces exit. Returns the uninstaller.
  */
 export function installSignals (ctx: SignalContext): () => void {
-  const { lifecycle, logger: log } = ctx
-  let received: NodeJS.Signals | null = null
-  let ended = false
-  const handlers = new Map<NodeJS.Signals, () => void>()
-  const removeHandlers = (): void => {
-    for (const [signal, handler] of handlers) process.off(signal, handler)
-    handlers.clear()
-  }
-  const end = (code: 0 | 1): void => {
-    if (ended) return
-    ended = true
-    removeHandlers()
-    ctx.terminate(code)
+  const path = new SignalPath(ctx)
+  for (const signal of ctx.signals) path.listen(signal)
+  return () => { path.uninstall() }
+}
+
+/** One process's signal path: its handlers, the signal it got, and whether it ended. */
+class SignalPath {
+  readonly #ctx: SignalContext
+  readonly #handlers = new Map<NodeJS.Signals, () => void>()
+  #received: NodeJS.Signals | null = null
+  #ended = false
+
+  constructor (ctx: SignalContext) { this.#ctx = ctx }
+
+  listen (signal: NodeJS.Signals): void {
+    const handler = (): void => { this.#onSignal(signal).catch(() => {}) }
+    this.#handlers.set(signal, handler)
+    process.on(signal, handler)
   }
 
-  function forceExit (why: string): void {
+  uninstall (): void {
+    // Keep the handlers while a signal-driven shutdown is running: a second signal must still force exit.
+    if (this.#received === null) this.#removeHandlers()
+  }
+
+  #removeHandlers (): void {
+    for (const [signal, handler] of this.#handlers) process.off(signal, handler)
+    this.#handlers.clear()
+  }
+
+  #end (code: 0 | 1): void {
+    if (this.#ended) return
+    this.#ended = true
+    this.#removeHandlers()
+    this.#ctx.terminate(code)
+  }
+
+  #forceExit (why: string): void {
+    const { lifecycle, connections } = this.#ctx
     const drain = lifecycle.drain
-    const now = lifecycle.clock.now()
-    const stats = ctx.connections.stats()
+    const stats = connections.stats()
     const cut = {
       state: lifecycle.state,
       phase: drain?.phase ?? null,
-      windowRemainingMs: drain ? Math.max(0, drain.windowEndsAt - now) : 0,
+      windowRemainingMs: drain ? Math.max(0, drain.windowEndsAt - lifecycle.clock.now()) : 0,
       inflight: lifecycle.inflight.count,
       openConnections: stats.open + stats.upgraded
     }
-    const requests = cut.inflight > 0 ? `; cut: ${ctx.inflightDescription()}` : ''
-    log.error({ lameduck: { cut } }, `lameduck: ${why}; exiting now and cutting: ${cut.inflight} request(s) in flight, ${cut.openConnections} open connection(s), ${cut.windowRemainingMs} ms of window left (state ${cut.state}${cut.phase ? `, phase ${cut.phase}` : ''})${requests}`)
-    ctx.connections.destroyAll()
-    end(1)
+    const requests = cut.inflight > 0 ? `; cut: ${this.#ctx.inflightDescription()}` : ''
+    this.#ctx.logger.error({ lameduck: { cut } }, `lameduck: ${why}; exiting now and cutting: ${cut.inflight} request(s) in flight, ${cut.openConnections} open connection(s), ${cut.windowRemainingMs} ms of window left (state ${cut.state}${cut.phase ? `, phase ${cut.phase}` : ''})${requests}`)
+    connections.destroyAll()
+    this.#end(1)
   }
 
-  async function onSignal (signal: NodeJS.Signals): Promise<void> {
-    if (received !== null) {
-      forceExit(`second signal ${signal} after ${received}`)
+  async #onSignal (signal: NodeJS.Signals): Promise<void> {
+    if (this.#received !== null) {
+      this.#forceExit(`second signal ${signal} after ${this.#received}`)
       return
     }
-    received = signal
-    const started = Date.now()
-    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs: ctx.shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: ${intent(lifecycle)} (bound ${ctx.shutdownTimeoutMs} ms)`)
-    const bound = setTimeout(() => forceExit(`shutdownTimeoutMs (${ctx.shutdownTimeoutMs} ms) reached`), ctx.shutdownTimeoutMs)
+    this.#received = signal
+    const { lifecycle, logger: log, shutdownTimeoutMs } = this.#ctx
+    const clock = lifecycle.clock
+    const started = clock.now()
+    log.info({ lameduck: { signal, state: lifecycle.state, shutdownTimeoutMs } }, `lameduck: ${signal} received in state ${lifecycle.state}: ${intent(lifecycle)} (bound ${shutdownTimeoutMs} ms)`)
+    const bound = clock.setTimeout(() => { this.#forceExit(`shutdownTimeoutMs (${shutdownTimeoutMs} ms) reached`) }, shutdownTimeoutMs)
     let code: 0 | 1 = 0
     try {
-      const wasLeaving = lifecycle.state
-      await lifecycle.shutdown(signal)
-      if (wasLeaving !== 'offline' && lifecycle.lastReport !== null) {
-        log.info({ lameduck: { signal, ms: Date.now() - started } }, `lameduck: offline sequence done ${Date.now() - started} ms after ${signal}; closing the app (open connections get up to 1.5 s to go by themselves)`)
-      }
-      await ctx.close()
+      await this.#drainAndClose(signal, started)
     } catch (err) {
       log.error({ err }, 'lameduck: error while shutting down')
       code = 1
     } finally {
-      clearTimeout(bound)
+      clock.clearTimeout(bound)
     }
-    if (ended) return
-    const ms = Date.now() - started
+    if (this.#ended) return
+    const ms = clock.now() - started
     log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal}; ending the process with exit code ${code} once its event loop is empty (at most 1 s later)`)
-    end(code)
+    this.#end(code)
   }
 
-  for (const signal of ctx.signals) {
-    const handler = (): void => { onSignal(signal).catch(() => {}) }
-    handlers.set(signal, handler)
-    process.on(signal, handler)
-  }
-  return () => {
-    // Keep the handlers while a signal-driven shutdown is running: a second signal must still force exit.
-    if (received === null) removeHandlers()
+  async #drainAndClose (signal: NodeJS.Signals, started: number): Promise<void> {
+    const { lifecycle, logger: log } = this.#ctx
+    const wasLeaving = lifecycle.state
+    await lifecycle.shutdown(signal)
+    if (wasLeaving !== 'offline' && lifecycle.lastReport !== null) {
+      const ms = lifecycle.clock.now() - started
+      log.info({ lameduck: { signal, ms } }, `lameduck: offline sequence done ${ms} ms after ${signal}; closing the app (open connections get up to 1.5 s to go by themselves)`)
+    }
+    await this.#ctx.close()
   }
 }
