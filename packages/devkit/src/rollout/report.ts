@@ -52,7 +52,7 @@ export interface RolloutReport {
   failureSamples: RequestRecord[]
 }
 
-export function buildReport (input: {
+export interface ReportInput {
   scenario: Record<string, unknown>
   records: RequestRecord[]
   pods: Pod[]
@@ -64,23 +64,51 @@ export function buildReport (input: {
   /** The warmup the providers published (ms, as scaled); 0 = no ramp to measure. */
   warmupMs?: number
   consumerLag?: LagReport
-}): RolloutReport {
-  const { records, loadStartedAt: t0 } = input
-  const rel = (at: number | null): number | null => at === null ? null : at - t0
+}
+
+export function buildReport (input: ReportInput): RolloutReport {
+  const { records } = input
+  const { failures, perInstance, lastSeen } = tally(records)
+  const total = records.length
+  const failed = total - records.filter((r) => r.outcome === 'ok').length
+  const { buckets, bucketMs, end } = timeline(records, input.bucketMs ?? 250)
+  const lags = input.pods.flatMap((p) => p.events.filter((e) => e.event === 'lag'))
+  const providers = { p99Ms: Math.max(0, ...lags.map((e) => Number(e.p99Ms))), maxMs: Math.max(0, ...lags.map((e) => Number(e.maxMs))) }
+  return {
+    scenario: input.scenario,
+    eventLoopLag: { consumer: input.consumerLag ?? { p99Ms: 0, maxMs: 0 }, providers },
+    total,
+    failed,
+    failures,
+    durationMs: end,
+    rolloutMs: input.rolloutEndedAt - input.rolloutStartedAt,
+    instances: instanceReports(input, perInstance, total),
+    offline: offlineReports(input, lastSeen),
+    timeline: { bucketMs, buckets, markers: markers(input) },
+    warmup: input.warmupMs ? measureRamp(buckets, bucketMs, input.warmupMs) : null,
+    failureSamples: records.filter((r) => r.outcome !== 'ok').slice(0, 20)
+  }
+}
+
+/** Failures by kind; requests and the last one seen, per instance. */
+function tally (records: RequestRecord[]): { failures: RolloutReport['failures'], perInstance: Map<string, number>, lastSeen: Map<string, number> } {
   const failures = { refused: 0, noInstance: 0, reset: 0, status5xx: 0, timeout: 0, other: 0 }
   const perInstance = new Map<string, number>()
   const lastSeen = new Map<string, number>()
   for (const r of records) {
     if (r.outcome !== 'ok') { failures[r.outcome]++; continue }
-    if (r.instance !== null) {
-      perInstance.set(r.instance, (perInstance.get(r.instance) ?? 0) + 1)
-      lastSeen.set(r.instance, Math.max(lastSeen.get(r.instance) ?? 0, r.t))
-    }
+    if (r.instance === null) continue
+    perInstance.set(r.instance, (perInstance.get(r.instance) ?? 0) + 1)
+    lastSeen.set(r.instance, Math.max(lastSeen.get(r.instance) ?? 0, r.t))
   }
-  const total = records.length
-  const failed = total - records.filter((r) => r.outcome === 'ok').length
+  return { failures, perInstance, lastSeen }
+}
+
+function instanceReports (input: ReportInput, perInstance: Map<string, number>, total: number): InstanceReport[] {
+  const t0 = input.loadStartedAt
+  const rel = (at: number | null): number | null => at === null ? null : at - t0
   const byId = new Map(input.terminations.map((t) => [t.id, t]))
-  const instances: InstanceReport[] = input.pods.map((p) => {
+  return input.pods.map((p) => {
     const term = byId.get(p.id)
     const requests = perInstance.get(p.id) ?? 0
     return {
@@ -96,7 +124,10 @@ export function buildReport (input: {
       share: total === 0 ? 0 : requests / total
     }
   })
-  const offline: OfflineReport[] = input.terminations.map((term) => {
+}
+
+function offlineReports (input: ReportInput, lastSeen: Map<string, number>): OfflineReport[] {
+  return input.terminations.map((term) => {
     const pod = input.pods.find((p) => p.id === term.id)
     const drainEvent = pod?.events.find((e) => e.event === 'offline')
     const drain = (drainEvent?.report ?? null) as Record<string, unknown> | null
@@ -106,13 +137,15 @@ export function buildReport (input: {
       windowMs: drain === null ? null : Number(drain.windowMs),
       preStopMs: term.preStopMs,
       offlineMs: term.exitedAt - term.deletedAt,
-      lastRequestAfterMs: last === undefined ? null : last + t0 - term.deletedAt,
+      lastRequestAfterMs: last === undefined ? null : last + input.loadStartedAt - term.deletedAt,
       drain,
       killed: term.killed
     }
   })
+}
 
-  const bucketMs = input.bucketMs ?? 250
+/** Requests per instance and failures, in buckets of `bucketMs` from the load's start. */
+function timeline (records: RequestRecord[], bucketMs: number): { buckets: Bucket[], bucketMs: number, end: number } {
   const end = records.reduce((m, r) => Math.max(m, r.t), 0)
   const buckets: Bucket[] = []
   for (let t = 0; t <= end; t += bucketMs) buckets.push({ t, perInstance: {}, failed: 0 })
@@ -122,26 +155,16 @@ export function buildReport (input: {
     if (r.outcome !== 'ok') b.failed++
     else if (r.instance !== null) b.perInstance[r.instance] = (b.perInstance[r.instance] ?? 0) + 1
   }
-  const markers: Array<{ t: number, label: string }> = []
-  for (const p of input.pods) if (p.readyAt !== null) markers.push({ t: p.readyAt - t0, label: `${p.id} ready` })
-  for (const term of input.terminations) markers.push({ t: term.deletedAt - t0, label: `${term.id} deleted` })
+  return { buckets, bucketMs, end }
+}
 
-  const lags = input.pods.flatMap((p) => p.events.filter((e) => e.event === 'lag'))
-  const providers = { p99Ms: Math.max(0, ...lags.map((e) => Number(e.p99Ms))), maxMs: Math.max(0, ...lags.map((e) => Number(e.maxMs))) }
-  return {
-    scenario: input.scenario,
-    eventLoopLag: { consumer: input.consumerLag ?? { p99Ms: 0, maxMs: 0 }, providers },
-    total,
-    failed,
-    failures,
-    durationMs: end,
-    rolloutMs: input.rolloutEndedAt - input.rolloutStartedAt,
-    instances,
-    offline,
-    timeline: { bucketMs, buckets, markers: markers.sort((a, b) => a.t - b.t) },
-    warmup: input.warmupMs ? measureRamp(buckets, bucketMs, input.warmupMs) : null,
-    failureSamples: records.filter((r) => r.outcome !== 'ok').slice(0, 20)
-  }
+/** When each pod got ready and each was deleted, in time order. */
+function markers (input: ReportInput): Array<{ t: number, label: string }> {
+  const t0 = input.loadStartedAt
+  const out: Array<{ t: number, label: string }> = []
+  for (const p of input.pods) if (p.readyAt !== null) out.push({ t: p.readyAt - t0, label: `${p.id} ready` })
+  for (const term of input.terminations) out.push({ t: term.deletedAt - t0, label: `${term.id} deleted` })
+  return out.sort((a, b) => a.t - b.t)
 }
 
 /**
