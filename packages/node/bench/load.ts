@@ -9,8 +9,8 @@ import autocannon from 'autocannon'
 export interface Load { rps: number, ok: number }
 export type Measure = <T>(run: () => Promise<T>) => Promise<T>
 
-export async function http1 (port: number, seconds: number, measure: Measure): Promise<Load> {
-  const url = `http://127.0.0.1:${port}/`
+export async function http1 (port: number, seconds: number, measure: Measure, tls = false): Promise<Load> {
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}/`
   await autocannon({ url, connections: 50, duration: 1 }) // warm up the JIT
   const result = await measure(() => autocannon({ url, connections: 50, pipelining: 1, duration: seconds }))
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`)
@@ -24,14 +24,15 @@ export const hasH2load = spawnSync('h2load', ['--version']).status === 0
 const SESSIONS = 10
 const STREAMS = 10
 
-export async function h2 (port: number, seconds: number, measure: Measure, pin: string[]): Promise<Load> {
-  if (!hasH2load) return h2loop(port, seconds, measure)
-  await h2load(port, 1, pin) // warm up the JIT
-  return measure(() => h2load(port, seconds, pin))
+export async function h2 (port: number, seconds: number, measure: Measure, pin: string[], tls = false): Promise<Load> {
+  const origin = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`
+  if (!hasH2load) return h2loop(origin, seconds, measure)
+  await h2load(origin, 1, pin) // warm up the JIT
+  return measure(() => h2load(origin, seconds, pin))
 }
 
-async function h2load (port: number, seconds: number, pin: string[]): Promise<Load> {
-  const args = ['-c', String(SESSIONS), '-m', String(STREAMS), '-D', String(seconds), `http://127.0.0.1:${port}/`]
+async function h2load (origin: string, seconds: number, pin: string[]): Promise<Load> {
+  const args = ['-c', String(SESSIONS), '-m', String(STREAMS), '-D', String(seconds), `${origin}/`]
   const [cmd, ...rest] = [...pin, 'h2load', ...args]
   const run = await new Promise<{ status: number | null, stdout: string, stderr: string }>((resolve) => {
     const child = spawn(cmd!, rest)
@@ -51,9 +52,9 @@ async function h2load (port: number, seconds: number, pin: string[]): Promise<Lo
 }
 
 /** Fallback without h2load: node:http2 sessions, each keeping STREAMS requests in flight. */
-async function h2loop (port: number, seconds: number, measure: Measure): Promise<Load> {
-  const origin = `http://127.0.0.1:${port}`
-  const sessions: ClientHttp2Session[] = Array.from({ length: SESSIONS }, () => connect(origin))
+async function h2loop (origin: string, seconds: number, measure: Measure): Promise<Load> {
+  // A self-signed bench certificate: nothing to verify it against.
+  const sessions: ClientHttp2Session[] = Array.from({ length: SESSIONS }, () => connect(origin, { rejectUnauthorized: false }))
   const one = (s: ClientHttp2Session): Promise<void> => new Promise((resolve, reject) => {
     const stream = s.request({ ':path': '/' })
     stream.on('response', (h) => { if (h[':status'] !== 200) reject(new Error(`status ${h[':status']}`)) })

@@ -1,10 +1,10 @@
 // Hello-world servers bare vs with attach() from @lameduck/node, in the same
-// run: Express 5 and plain node:http under autocannon (HTTP/1.1), node:http2 h2c
-// under h2load (or a node:http2 client loop without it). The server runs in a
+// run: Express 5, plain node:http and node:https under autocannon (HTTP/1.1),
+// node:http2 h2c and h2 (TLS) under h2load (or a node:http2 client loop without it). The server runs in a
 // child process pinned to its own core; rounds alternate which side goes first
 // so drift hits both alike. Two measures: requests/s, and the server's CPU time
 // per request, which holds steady when other processes share the machine.
-//   node --conditions=@lameduck/source packages/node/bench/overhead.ts [--rounds 5] [--seconds 3] [--servers express,node-http,h2c]
+//   node --conditions=@lameduck/source packages/node/bench/overhead.ts [--rounds 5] [--seconds 3] [--servers express,node-http,https,h2c,h2]
 import { fork, spawnSync } from 'node:child_process'
 import { cpus } from 'node:os'
 import { once } from 'node:events'
@@ -35,7 +35,10 @@ async function round (kind: ServerKind, mode: Mode, seconds: number): Promise<Ro
       used = await cpu() - before
       return result
     }
-    const load = kind === 'h2c' ? await h2(port, seconds, measure, pinned ? ['taskset', '-c', '0'] : []) : await http1(port, seconds, measure)
+    const tls = kind === 'https' || kind === 'h2'
+    const load = kind === 'h2c' || kind === 'h2'
+      ? await h2(port, seconds, measure, pinned ? ['taskset', '-c', '0'] : [], tls)
+      : await http1(port, seconds, measure, tls)
     return { rps: load.rps, cpuPerRequest: used / load.ok }
   } catch (err) {
     throw new Error(`${kind} ${mode}: ${(err as Error).message}`)
@@ -47,7 +50,7 @@ async function round (kind: ServerKind, mode: Mode, seconds: number): Promise<Ro
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 
-const LABEL: Record<ServerKind, string> = { express: 'Express 5 (HTTP/1.1)', 'node-http': 'node:http (HTTP/1.1)', h2c: 'node:http2 h2c' }
+const LABEL: Record<ServerKind, string> = { express: 'Express 5 (HTTP/1.1)', 'node-http': 'node:http (HTTP/1.1)', https: 'node:https (HTTP/1.1 over TLS)', h2c: 'node:http2 h2c', h2: 'node:http2 h2 (over TLS)' }
 
 export interface EngineOverhead { ratios: Record<ServerKind, { cpu: number, rps: number }>, rounds: number, table: string, setup: string }
 
@@ -86,7 +89,7 @@ export async function benchEngineOverhead (n = 5, seconds = 3, kinds: readonly S
   }
   const setup = [
     pinned ? 'Server and load generator pinned to separate cores (taskset).' : 'Not pinned (no taskset): expect more noise.',
-    `HTTP/1.1: autocannon, 50 connections. h2c: ${hasH2load ? 'h2load (nghttp2-client)' : 'a node:http2 client loop (h2load not found: apt-get install nghttp2-client)'}, 10 sessions × 10 concurrent streams.`,
+    `HTTP/1.1 (plain and TLS): autocannon, 50 keep-alive connections. HTTP/2 (h2c and h2): ${hasH2load ? 'h2load (nghttp2-client)' : 'a node:http2 client loop (h2load not found: apt-get install nghttp2-client)'}, 10 sessions × 10 concurrent streams.`,
     `${n} rounds of ${seconds} s (after 1 s of warm-up) per side, alternating which side goes first.`,
     'Each ratio is the median of the per-round ratios (CPU: bare ÷ attach(); req/s: attach() ÷ bare); goal ≥ 0.98.'
   ].join(' ')

@@ -1,14 +1,19 @@
 // The hello-world servers the overhead bench measures, each bare and with
-// attach(): Express 5 on node:http, plain node:http, and node:http2 h2c. Run in
-// a child process (`overhead.ts --serve <server>:<mode>`), which reports its port.
+// attach(): Express 5 on node:http, plain node:http, node:https, and node:http2
+// h2c and h2 (over TLS). Run in a child process (`overhead.ts --serve
+// <server>:<mode>`), which reports its port. TLS uses a throwaway self-signed
+// certificate (openssl, as in the tests); the load generators do not verify it.
 import { createServer, type RequestListener } from 'node:http'
-import { createServer as createH2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2'
+import { createServer as createHttpsServer } from 'node:https'
+import { createSecureServer, createServer as createH2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2'
 import type { Server } from 'node:net'
 import express from 'express'
 import { memoryRegistry, silentLogger } from '@lameduck/core'
 import { attach } from '@lameduck/node'
 
-export const SERVERS = ['express', 'node-http', 'h2c'] as const
+import { tlsMaterial } from '../test/transports.ts'
+
+export const SERVERS = ['express', 'node-http', 'https', 'h2c', 'h2'] as const
 export type ServerKind = typeof SERVERS[number]
 export type Mode = 'bare' | 'attach'
 
@@ -26,7 +31,9 @@ function build (kind: ServerKind): Server {
     return createServer(app as RequestListener)
   }
   if (kind === 'node-http') return createServer(hello)
-  return createH2Server((req: Http2ServerRequest, res: Http2ServerResponse) => { hello(req, res) })
+  if (kind === 'https') return createHttpsServer(tlsMaterial(), hello)
+  const h2 = (req: Http2ServerRequest, res: Http2ServerResponse): void => { hello(req, res) }
+  return kind === 'h2' ? createSecureServer(tlsMaterial(), h2) : createH2Server(h2)
 }
 
 export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
