@@ -60,6 +60,45 @@ export function oneOf<T extends string | boolean | number> (option: string, valu
   return v as T
 }
 
+/** A finite number in [min, max] (`above`: strictly greater than min), `fallback` when undefined. */
+export function number (option: string, value: unknown, fallback: number, { min = 0, max = Infinity, above = false, hint = '' } = {}): number {
+  const v = value ?? fallback
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) {
+    const range = max === Infinity ? `${above ? '>' : '>='} ${min}` : `from ${min} to ${max}`
+    throw new InvalidOptionError(option, `must be a number ${range}${hint}, got ${show(v)}`)
+  }
+  return v
+}
+
+/** A plain object (not null, not an array); `example` shows the expected shape. */
+export function record (option: string, value: unknown, example: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidOptionError(option, `must be an object like ${example}, got ${show(value)}`)
+  }
+  return value as Record<string, unknown>
+}
+
+/** A function; `example` shows what to pass. */
+export function fn<F extends (...args: never[]) => unknown> (option: string, value: unknown, example: string): F {
+  if (typeof value !== 'function') throw new InvalidOptionError(option, `must be a function such as ${example}, got ${show(value)}`)
+  return value as F
+}
+
+/**
+ * An object with the `methods` named (a duck-typed interface: a logger, a clock,
+ * a registry). `what` names what fits, e.g. 'a Clock (systemClock or virtualClock())'.
+ */
+export function withMethods<T> (option: string, value: unknown, methods: readonly string[], what: string): T {
+  const missing = typeof value === 'object' && value !== null
+    ? methods.find((m) => typeof (value as Record<string, unknown>)[m] !== 'function')
+    : methods[0]
+  if (missing !== undefined) {
+    const got = typeof value === 'object' && value !== null ? `its ${missing}() is missing` : `got ${show(value)}`
+    throw new InvalidOptionError(option, `must be ${what} with ${methods.map((m) => `${m}()`).join(', ')}; ${got}`)
+  }
+  return value as T
+}
+
 /** An http(s) URL (a string or URL). `example` goes into the message as the shape to follow. */
 export function url (option: string, value: unknown, example: string): URL {
   let parsed: URL
