@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { checkKeys, count, duration, flag, fn, InvalidOptionError, number, oneOf, record, serviceKey, show, silentLogger, systemClock, withMethods } from '@lameduck/core'
+import { backoff, checkKeys, count, duration, flag, fn, InvalidOptionError, number, oneOf, record, serviceKey, show, silentLogger, systemClock, withMethods } from '@lameduck/core'
 import type { BackoffOptions, Clock, Discovery, Logger, WarmupCurve } from '@lameduck/core'
 import { Pool } from 'undici'
 import type { Dispatcher } from 'undici'
@@ -181,11 +181,7 @@ function consumerId (value: unknown): string {
 
 function ejectBackoff (options: BalancerOptions): BackoffOptions {
   const ejectMs = duration('ejectMs', options.ejectMs, 1_000)
-  const given = options.ejectBackoff === undefined ? {} : record('ejectBackoff', options.ejectBackoff, '{ initialMs, maxMs, factor, jitter }')
-  const backoff: BackoffOptions = { initialMs: ejectMs, maxMs: Math.max(30_000, ejectMs), factor: 2, jitter: 0.2, ...given }
-  duration('ejectBackoff.initialMs', backoff.initialMs, 0)
-  duration('ejectBackoff.maxMs', backoff.maxMs, 0)
-  return backoff
+  return backoff('ejectBackoff', options.ejectBackoff, { initialMs: ejectMs, maxMs: Math.max(30_000, ejectMs), factor: 2, jitter: 0.2 })
 }
 
 function unknownHosts (value: unknown): ResolvedOptions['unknownHosts'] {

@@ -10,7 +10,7 @@ export { ADMIN_ROUTES, DEFAULT_ADMIN_HOST, DEFAULT_ADMIN_PORT, DEFAULT_ADMIN_URL
 export type { AdminError, ConnectionStats, CoreStatus, LifecycleStatus, OfflineDone, OfflineStarted, OnlineAnswer, StatusExtras } from './protocol.ts'
 export type { ReadinessState } from './readiness.ts'
 export { propagationWindow, isWindowPreset, WINDOW_PRESETS, WINDOW_PARTS } from './windows.ts'
-export { show, assertDuration, duration, count, number, flag, oneOf, url, record, fn, withMethods, checkKeys, deprecatedAlias, closest, MAX_DURATION_MS } from './validate.ts'
+export { show, assertDuration, duration, count, number, flag, oneOf, url, record, fn, withMethods, backoff, checkKeys, deprecatedAlias, closest, MAX_DURATION_MS } from './validate.ts'
 export type { WindowParts, WindowPreset, WindowsInput, PropagationWindow, WindowBreakdownItem } from './windows.ts'
 export { linearWarmupWeight, slowStartWeight } from './warmup.ts'
 export type { WarmupCurve, SlowStartOptions } from './warmup.ts'

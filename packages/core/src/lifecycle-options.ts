@@ -5,7 +5,7 @@ import type { InFlightTracker } from './inflight.ts'
 import type { Logger } from './logger.ts'
 import type { Registry } from './registry.ts'
 import { defaultShutdownTimeoutMs } from './shutdown-budget.ts'
-import { assertDuration, checkKeys, duration, show } from './validate.ts'
+import { assertDuration, backoff, checkKeys, duration, show } from './validate.ts'
 import { propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
 
 /** Passes unless it throws or resolves to `false`. */
@@ -175,7 +175,7 @@ export function resolveLifecycleOptions (o: LifecycleOptions): ResolvedLifecycle
     maxRequestMs,
     registryTimeoutMs: duration('registryTimeoutMs', o.registryTimeoutMs, 10_000),
     shutdownTimeoutMs: duration('shutdownTimeoutMs', o.shutdownTimeoutMs, defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: stepsMs })),
-    registryBackoff: o.registryBackoff,
+    registryBackoff: o.registryBackoff === undefined ? undefined : backoff('registryBackoff', o.registryBackoff),
     earlyOffline: o.earlyOffline
   }
 }

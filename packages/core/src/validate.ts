@@ -1,6 +1,7 @@
 // The one validation kit of the house: each check names the option, says what
 // would be accepted and shows what it got. Options are validated once, at the
 // outermost public edge; inner code trusts the resolved values.
+import { BACKOFF_DEFAULTS, type BackoffOptions } from './backoff.ts'
 import { InvalidOptionError } from './errors.ts'
 import { redactText, redactUrl } from './redact.ts'
 
@@ -112,6 +113,21 @@ export function url (option: string, value: unknown, example: string): URL {
     throw new InvalidOptionError(option, `must be an http:// or https:// URL such as '${example}', got ${show(value)}`)
   }
   return parsed
+}
+
+const BACKOFF_KEYS = { initialMs: true, maxMs: true, factor: true, jitter: true } satisfies Record<keyof BackoffOptions, true>
+
+/** BackoffOptions with every part set and in range; unset parts from `defaults`, then BACKOFF_DEFAULTS. */
+export function backoff (option: string, value: unknown, defaults: BackoffOptions = {}): Required<BackoffOptions> {
+  const given = record(option, value ?? {}, '{ initialMs: 250, maxMs: 15000, factor: 2, jitter: 0.2 }')
+  checkKeys(option, given, BACKOFF_KEYS)
+  const d = { ...BACKOFF_DEFAULTS, ...defaults }
+  return {
+    initialMs: duration(`${option}.initialMs`, given.initialMs, d.initialMs),
+    maxMs: duration(`${option}.maxMs`, given.maxMs, d.maxMs),
+    factor: number(`${option}.factor`, given.factor, d.factor, { min: 1, hint: ' (the growth per attempt)' }),
+    jitter: number(`${option}.jitter`, given.jitter, d.jitter, { max: 1, hint: ' (the random spread)' })
+  }
 }
 
 /**

@@ -182,6 +182,7 @@ test('guarded transitions and option validation give clear errors', async () => 
   assert.throws(() => createLifecycle({ readiness: ['x'] as never }), /readiness: must be an array of functions/)
   assert.throws(() => createLifecycle({ registry: {} as never }), /registry: must implement register\(\)/)
   assert.throws(() => createLifecycle({ weight: Number.NaN }), /weight: must be a non-negative number/)
+  assert.throws(() => createLifecycle({ registryBackoff: { jitter: -1 } }), /registryBackoff\.jitter: must be a number from 0 to 1/)
   await lifecycle.offline()
   assert.equal(lifecycle.state, 'offline', 'offline before registering skips the drain')
   assert.equal(lifecycle.lastReport?.outcome, 'skipped')

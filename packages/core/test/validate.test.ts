@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import * as errors from '../src/errors.ts'
-import { InvalidOptionError, LameduckError, checkKeys, closest, count, deprecatedAlias, duration, flag, fn, number, oneOf, record, show, url, withMethods } from '@lameduck/core'
+import { InvalidOptionError, LameduckError, checkKeys, closest, count, backoff, deprecatedAlias, duration, flag, fn, number, oneOf, record, show, url, withMethods } from '@lameduck/core'
 
 const rejects = (fn: () => unknown, message: RegExp): void => {
   assert.throws(fn, (err: unknown) => {
@@ -111,4 +111,14 @@ test('number, record, fn, withMethods: defaults, accepted values and messages', 
   assert.equal(withMethods('clock', clock, ['now', 'setTimeout'], 'a Clock'), clock)
   rejects(() => withMethods('clock', { now: f }, ['now', 'setTimeout'], 'a Clock'), /^clock: must be a Clock with now\(\), setTimeout\(\); its setTimeout\(\) is missing$/)
   rejects(() => withMethods('clock', 5, ['now'], 'a Clock'), /^clock: must be a Clock with now\(\); got number 5$/)
+})
+
+test('backoff: every part set and in range, unknown parts rejected', () => {
+  assert.deepEqual(backoff('b', undefined), { initialMs: 250, maxMs: 15_000, factor: 2, jitter: 0.2 })
+  assert.deepEqual(backoff('b', { factor: 3 }, { initialMs: 200, jitter: 0.1 }), { initialMs: 200, maxMs: 15_000, factor: 3, jitter: 0.1 })
+  rejects(() => backoff('b', { jitter: 2 }), /^b\.jitter: must be a number from 0 to 1 \(the random spread\), got number 2$/)
+  rejects(() => backoff('b', { factor: 0.5 }), /^b\.factor: must be a number >= 1 \(the growth per attempt\)/)
+  rejects(() => backoff('b', { initialMs: -1 }), /^b\.initialMs: must be a non-negative number of milliseconds/)
+  rejects(() => backoff('b', { intialMs: 5 }), /^b\.intialMs: unknown option \(did you mean 'initialMs'\?\)/)
+  rejects(() => backoff('b', 5), /^b: must be an object like/)
 })
