@@ -256,20 +256,22 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
   }
 }
 
-function resolveAdmin (value: LameduckOptions['admin']): ResolvedOptions['admin'] {
+/** The admin listener's options; `at` is where they sit ('admin.' in attach(), '' in clusterAdmin()). */
+export function resolveAdmin (value: LameduckOptions['admin'], at = 'admin.'): ResolvedOptions['admin'] {
   if (value === false) return false
-  const a = record('admin', value ?? {}, '{ host, port, token } or false') as AdminOptions
+  const a = record(at === '' ? 'options' : at.slice(0, -1), value ?? {}, '{ host, port, token } or false') as AdminOptions
   const host = a.host ?? '127.0.0.1'
-  if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError('admin.host', `must be an IP address to bind, e.g. '127.0.0.1' (got ${show(host)})`)
-  const p = a.port === 'auto' ? 'auto' : count('admin.port', a.port, DEFAULT_ADMIN_PORT, { max: 65535 })
-  if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError('admin.token', 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
+  if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError(`${at}host`, `must be an IP address to bind, e.g. '127.0.0.1' (got ${show(host)})`)
+  const p = a.port === 'auto' ? 'auto' : count(`${at}port`, a.port, DEFAULT_ADMIN_PORT, { max: 65535 })
+  if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError(`${at}token`, 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
   // A token no client can send (spaces at the ends are stripped from headers, control and non-ASCII characters are refused) locks the admin API forever.
-  if (a.token !== undefined && !TOKEN.test(a.token)) throw new InvalidOptionError('admin.token', 'must be printable ASCII without spaces at either end (no control characters, no non-ASCII), or no client can send it in an authorization header; check for a trailing newline from the secret file, e.g. token.trim()')
-  if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError('admin.token', `required when admin.host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set admin.token or bind admin.host to 127.0.0.1`)
+  if (a.token !== undefined && !TOKEN.test(a.token)) throw new InvalidOptionError(`${at}token`, 'must be printable ASCII without spaces at either end (no control characters, no non-ASCII), or no client can send it in an authorization header; check for a trailing newline from the secret file, e.g. token.trim()')
+  if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError(`${at}token`, `required when ${at}host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set ${at}token or bind ${at}host to 127.0.0.1`)
   return { host, port: p, token: a.token }
 }
 
-function resolveSignals (value: LameduckOptions['signals']): NodeJS.Signals[] {
+/** The signals that start a graceful shutdown; `false` for none. */
+export function resolveSignals (value: LameduckOptions['signals']): NodeJS.Signals[] {
   if (value === false) return []
   if (value === undefined) return ['SIGTERM', 'SIGINT']
   // Known names only: a typo ('SIGTREM') would never fire, and SIGKILL/SIGSTOP cannot be caught (process.on throws EINVAL).
