@@ -118,14 +118,8 @@ export interface ResolvedOptions {
   port: number | undefined
   instanceId: string | undefined
   metadata: Record<string, string>
-  registry: Registry | undefined
-  delayMs: number
-  readiness: ReadinessCheck[]
-  readinessTimeoutMs: number
-  warmupMs: number
   /** Deprecated option names that were used, with the message to log once. */
   deprecations: string[]
-  weight: number
   window: PropagationWindow
   maxRequestMs: number
   /** The lifecycle's options, checked once here: new Lifecycle() trusts them. */
@@ -235,13 +229,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     port: o.port,
     instanceId: o.instanceId,
     metadata: metadata as Record<string, string>,
-    registry: lifecycle.registry,
-    delayMs: lifecycle.delayMs,
-    readiness: lifecycle.readiness,
-    readinessTimeoutMs: lifecycle.readinessTimeoutMs,
-    warmupMs: lifecycle.warmupMs,
     deprecations,
-    weight: lifecycle.weight,
     window,
     maxRequestMs,
     lifecycle,
