@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { assertDuration, checkKeys, InvalidOptionError, serviceKey, silentLogger, systemClock } from '@lameduck/core'
+import { backoff, checkKeys, count, duration, flag, fn, InvalidOptionError, number, oneOf, record, serviceKey, show, silentLogger, systemClock, withMethods } from '@lameduck/core'
 import type { BackoffOptions, Clock, Discovery, Logger, WarmupCurve } from '@lameduck/core'
 import { Pool } from 'undici'
 import type { Dispatcher } from 'undici'
@@ -115,130 +115,85 @@ const KNOWN = {
   factory: true
 } satisfies Record<keyof BalancerOptions, true>
 
-function count (option: string, value: unknown, min: number): number {
-  if (!Number.isInteger(value) || (value as number) < min) throw new InvalidOptionError(option, `must be an integer ≥ ${min}, got ${String(value)}`)
-  return value as number
-}
-
-function isObject (value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 export function defaultConsumerId (): string {
   return `${hostname()}-${randomBytes(4).toString('hex')}`
 }
 
 /** Validates once, at createBalancer: each error names the option and the fix. */
 export function resolveOptions (options: BalancerOptions): ResolvedOptions {
-  if (!isObject(options)) throw new InvalidOptionError('createBalancer', 'options must be an object like { service, discovery }')
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError('createBalancer', 'options must be an object like { service, discovery }')
   checkKeys('', options, KNOWN)
+  const ri = options.retryIdempotent ?? false
+  const connectTimeoutMs = duration('connectTimeoutMs', options.connectTimeoutMs, 3_000)
+  return {
+    services: serviceNames(options),
+    discovery: withMethods('discovery', options.discovery, ['instances', 'subscribe'], 'a Discovery (eurekaRegistry(), nacosRegistry(), memoryRegistry() or staticDiscovery([...]))'),
+    refreshIntervalMs: duration('refreshIntervalMs', options.refreshIntervalMs, 30_000),
+    curve: oneOf('curve', options.curve, ['linear', 'slow-start'], 'linear'),
+    slowStart: slowStart(options.slowStart),
+    consumerId: consumerId(options.consumerId),
+    maxConnectRetries: count('maxConnectRetries', options.maxConnectRetries, 3),
+    retryIdempotent: typeof ri === 'boolean' ? Number(ri) : count('retryIdempotent', ri, 0),
+    ejectAfter: count('ejectAfter', options.ejectAfter, 1, { min: 1 }),
+    ejectBackoff: ejectBackoff(options),
+    warmupTickMs: options.warmupTickMs === undefined ? undefined : duration('warmupTickMs', options.warmupTickMs, 0, { positive: true }),
+    drainingFallback: flag('drainingFallback', options.drainingFallback, true),
+    emptyListProtection: flag('emptyListProtection', options.emptyListProtection, true),
+    unknownHosts: unknownHosts(options.unknownHosts),
+    clock: withMethods('clock', options.clock ?? systemClock, ['now', 'setTimeout', 'clearTimeout'], 'a Clock (systemClock or virtualClock())'),
+    logger: withMethods('logger', options.logger ?? silentLogger, ['warn'], 'a pino-compatible logger'),
+    poolOptions: poolOptions(options.poolOptions, connectTimeoutMs),
+    factory: fn<PoolFactory>('factory', options.factory ?? defaultFactory, '(origin, opts) => Dispatcher, e.g. (origin, opts) => new Pool(origin, opts)')
+  }
+}
 
+function serviceNames (options: BalancerOptions): string[] {
+  if (options.services !== undefined && !Array.isArray(options.services)) throw new InvalidOptionError('services', `must be an array of service names, got ${show(options.services)}`)
   const names = [...(options.service !== undefined ? [options.service] : []), ...(options.services ?? [])]
-  if (options.services !== undefined && !Array.isArray(options.services)) throw new InvalidOptionError('services', 'must be an array of service names')
   if (names.length === 0) throw new InvalidOptionError('service', "give the service to route, e.g. service: 'orders' (or services: [...])")
   const seen = new Set<string>()
   for (const name of names) {
     if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/i.test(name)) {
-      throw new InvalidOptionError('services', `'${String(name)}' is not usable as a URL host; use letters, digits, '.', '_' or '-'`)
+      throw new InvalidOptionError('services', `${show(name)} is not usable as a URL host; use letters, digits, '.', '_' or '-'`)
     }
     if (seen.has(serviceKey(name))) throw new InvalidOptionError('services', `'${name}' is listed twice (names compare case-insensitively)`)
     seen.add(serviceKey(name))
   }
+  return names
+}
 
-  const discovery = options.discovery
-  if (!isObject(discovery) || typeof discovery.instances !== 'function' || typeof discovery.subscribe !== 'function') {
-    throw new InvalidOptionError('discovery', 'must be a Discovery { instances(service), subscribe(service, cb) }: eurekaRegistry(), nacosRegistry(), memoryRegistry() or staticDiscovery([...])')
+function slowStart (value: SlowStartConfig | undefined): ResolvedOptions['slowStart'] {
+  const ss = record('slowStart', value ?? {}, '{ aggression: 1, minWeightPercent: 10 }')
+  return {
+    windowMs: ss.windowMs === undefined ? undefined : duration('slowStart.windowMs', ss.windowMs, 0),
+    aggression: number('slowStart.aggression', ss.aggression, 1, { above: true, hint: ' (1 = linear)' }),
+    minWeightPercent: number('slowStart.minWeightPercent', ss.minWeightPercent, 10, { max: 100, hint: ' (a percentage)' })
   }
+}
 
-  const refreshIntervalMs = options.refreshIntervalMs ?? 30_000
-  assertDuration('refreshIntervalMs', refreshIntervalMs)
-
-  const curve = options.curve ?? 'linear'
-  if (curve !== 'linear' && curve !== 'slow-start') throw new InvalidOptionError('curve', `must be 'linear' or 'slow-start', got ${String(curve)}`)
-
-  const ss = options.slowStart ?? {}
-  if (!isObject(ss)) throw new InvalidOptionError('slowStart', 'must be an object like { aggression: 1, minWeightPercent: 10 }')
-  if (ss.windowMs !== undefined) assertDuration('slowStart.windowMs', ss.windowMs)
-  const aggression = ss.aggression ?? 1
-  if (typeof aggression !== 'number' || !(aggression > 0) || !Number.isFinite(aggression)) {
-    throw new InvalidOptionError('slowStart.aggression', `must be a number > 0 (1 = linear), got ${String(aggression)}`)
+function consumerId (value: unknown): string {
+  const id = value ?? defaultConsumerId()
+  if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) {
+    throw new InvalidOptionError('consumerId', `must be 1–200 visible ASCII characters (it is sent as a header value), got ${show(id)}`)
   }
-  const minWeightPercent = ss.minWeightPercent ?? 10
-  if (typeof minWeightPercent !== 'number' || !(minWeightPercent >= 0 && minWeightPercent <= 100)) {
-    throw new InvalidOptionError('slowStart.minWeightPercent', `must be a percentage 0..100, got ${String(minWeightPercent)}`)
-  }
+  return id
+}
 
-  const consumerId = options.consumerId ?? defaultConsumerId()
-  if (typeof consumerId !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(consumerId)) {
-    throw new InvalidOptionError('consumerId', 'must be 1–200 visible ASCII characters (it is sent as a header value)')
-  }
+function ejectBackoff (options: BalancerOptions): BackoffOptions {
+  const ejectMs = duration('ejectMs', options.ejectMs, 1_000)
+  return backoff('ejectBackoff', options.ejectBackoff, { initialMs: ejectMs, maxMs: Math.max(30_000, ejectMs), factor: 2, jitter: 0.2 })
+}
 
-  const maxConnectRetries = count('maxConnectRetries', options.maxConnectRetries ?? 3, 0)
-  const ri = options.retryIdempotent ?? false
-  const retryIdempotent = ri === true ? 1 : ri === false ? 0 : count('retryIdempotent', ri, 0)
-  const ejectAfter = count('ejectAfter', options.ejectAfter ?? 1, 1)
+function unknownHosts (value: unknown): ResolvedOptions['unknownHosts'] {
+  if (value === undefined || value === 'agent' || value === 'error') return value ?? 'agent'
+  if (typeof value === 'object' && value !== null && typeof (value as Dispatcher).dispatch === 'function') return value as Dispatcher
+  throw new InvalidOptionError('unknownHosts', `must be 'agent', 'error' or an undici Dispatcher, got ${show(value)}`)
+}
 
-  const ejectMs = options.ejectMs ?? 1_000
-  assertDuration('ejectMs', ejectMs)
-  if (options.ejectBackoff !== undefined && !isObject(options.ejectBackoff)) {
-    throw new InvalidOptionError('ejectBackoff', 'must be an object like { initialMs, maxMs, factor, jitter }')
-  }
-  const ejectBackoff: BackoffOptions = { initialMs: ejectMs, maxMs: Math.max(30_000, ejectMs), factor: 2, jitter: 0.2, ...options.ejectBackoff }
-  assertDuration('ejectBackoff.initialMs', ejectBackoff.initialMs)
-  assertDuration('ejectBackoff.maxMs', ejectBackoff.maxMs)
-
-  const connectTimeoutMs = options.connectTimeoutMs ?? 3_000
-  assertDuration('connectTimeoutMs', connectTimeoutMs)
-  const warmupTickMs = options.warmupTickMs
-  if (warmupTickMs !== undefined) {
-    assertDuration('warmupTickMs', warmupTickMs)
-    if (warmupTickMs < 1) throw new InvalidOptionError('warmupTickMs', 'must be at least 1 ms')
-  }
-
-  const drainingFallback = options.drainingFallback ?? true
-  if (typeof drainingFallback !== 'boolean') throw new InvalidOptionError('drainingFallback', 'must be true or false')
-  const emptyListProtection = options.emptyListProtection ?? true
-  if (typeof emptyListProtection !== 'boolean') throw new InvalidOptionError('emptyListProtection', 'must be true or false')
-
-  const unknownHosts = options.unknownHosts ?? 'agent'
-  if (unknownHosts !== 'agent' && unknownHosts !== 'error' && !(isObject(unknownHosts) && typeof unknownHosts.dispatch === 'function')) {
-    throw new InvalidOptionError('unknownHosts', "must be 'agent', 'error' or an undici Dispatcher")
-  }
-
-  const clock = options.clock ?? systemClock
-  if (!isObject(clock) || typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
-    throw new InvalidOptionError('clock', 'must be a Clock { now, setTimeout, clearTimeout } (systemClock or virtualClock())')
-  }
-  const logger = options.logger ?? silentLogger
-  if (!isObject(logger) || typeof logger.warn !== 'function') throw new InvalidOptionError('logger', 'must be a pino-compatible logger')
-
-  const given: Pool.Options = options.poolOptions ?? {}
-  if (!isObject(options.poolOptions ?? {})) throw new InvalidOptionError('poolOptions', 'must be an object of undici Pool options')
+function poolOptions (value: unknown, connectTimeoutMs: number): Pool.Options {
+  const given: Pool.Options = record('poolOptions', value ?? {}, '{ connections: 16 } (undici Pool options)')
   const connect = given.connect === undefined
     ? { timeout: connectTimeoutMs }
     : typeof given.connect === 'function' ? given.connect : { timeout: connectTimeoutMs, ...given.connect }
-  const poolOptions: Pool.Options = { ...given, connect }
-  const factory = options.factory ?? defaultFactory
-  if (typeof factory !== 'function') throw new InvalidOptionError('factory', 'must be a function (origin, opts) => Dispatcher, e.g. (origin, opts) => new Pool(origin, opts)')
-
-  return {
-    services: names,
-    discovery,
-    refreshIntervalMs,
-    curve,
-    slowStart: { windowMs: ss.windowMs, aggression, minWeightPercent },
-    consumerId,
-    maxConnectRetries,
-    retryIdempotent,
-    ejectAfter,
-    ejectBackoff,
-    warmupTickMs,
-    drainingFallback,
-    emptyListProtection,
-    unknownHosts,
-    clock,
-    logger,
-    poolOptions,
-    factory
-  }
+  return { ...given, connect }
 }

@@ -1,13 +1,23 @@
 // Flag parsing shared by the commands: node:util parseArgs with errors that say
 // what to fix, and conversions for the units the flags use (seconds, ms, URLs).
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
-import { LameduckError } from '@lameduck/core'
+import { InvalidOptionError, LameduckError } from '@lameduck/core'
 
 /** Bad flags or arguments: the CLI prints the message and exits with EXIT.USAGE. */
 export class UsageError extends LameduckError {
   constructor (message: string) {
     super('LAMEDUCK_ERR_USAGE', message)
     this.name = 'UsageError'
+  }
+}
+
+/** Runs one of core's option checks on a flag: its InvalidOptionError (which names the flag) becomes a UsageError. */
+export function checkFlag<T> (check: () => T): T {
+  try {
+    return check()
+  } catch (err) {
+    if (err instanceof InvalidOptionError) throw new UsageError(err.message)
+    throw err
   }
 }
 

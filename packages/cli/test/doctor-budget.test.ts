@@ -128,7 +128,7 @@ test('doctor --sidecar istio|native|none overrides what the manifest says', asyn
   assert.equal((await doctorJson(app, '--sidecar', 'native')).result.objects[0]!.budget!.sidecar, 'native')
   const bad = await cli(['doctor', '-', '--sidecar', 'linkerd'], app)
   assert.equal(bad.code, EXIT.USAGE)
-  assert.match(bad.stderr, /--sidecar must be one of istio, native, none \(got 'linkerd'\)/)
+  assert.match(bad.stderr, /--sidecar: must be one of 'istio', 'native', 'none'; got 'linkerd'/)
 })
 
 test('doctor: an input without a workload is exit 2 with what it found', async () => {
@@ -139,6 +139,12 @@ test('doctor: an input without a workload is exit 2 with what it found', async (
   const empty = await cli(['doctor', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n')
   assert.equal(empty.code, EXIT.USAGE)
   assert.match(empty.stderr, /no workload in <stdin>: found nothing it checks/)
+})
+
+test('doctor --windows parts out of range: exit 2 naming the part under --windows, checked before any manifest is read', async () => {
+  const r = await cli(['doctor', 'no-such-file.yaml', '--windows', '{"endpointLagMs":-1}'], '')
+  assert.equal(r.code, EXIT.USAGE)
+  assert.match(r.stderr, /^lameduck doctor: --windows\.endpointLagMs: must be a non-negative number of milliseconds, got number -1\nRun 'lameduck doctor --help'/)
 })
 
 test('doctor --windows with JSON that does not parse is exit 2 with the parse error, not "unexpected error"', async () => {

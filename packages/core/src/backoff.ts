@@ -11,9 +11,12 @@ export interface BackoffOptions {
   jitter?: number
 }
 
+/** What an unset part of BackoffOptions means. */
+export const BACKOFF_DEFAULTS: Readonly<Required<BackoffOptions>> = Object.freeze({ initialMs: 250, maxMs: 15_000, factor: 2, jitter: 0.2 })
+
 /** Delay before retry number `attempt` (1-based). */
 export function backoffDelay (attempt: number, options: BackoffOptions = {}, random = Math.random): number {
-  const { initialMs = 250, maxMs = 15_000, factor = 2, jitter = 0.2 } = options
+  const { initialMs = BACKOFF_DEFAULTS.initialMs, maxMs = BACKOFF_DEFAULTS.maxMs, factor = BACKOFF_DEFAULTS.factor, jitter = BACKOFF_DEFAULTS.jitter } = options
   const base = Math.min(maxMs, initialMs * factor ** Math.max(0, attempt - 1))
   return Math.round(base * (1 - jitter + 2 * jitter * random()))
 }

@@ -5,7 +5,7 @@ import type { InFlightTracker } from './inflight.ts'
 import type { Logger } from './logger.ts'
 import type { Registry } from './registry.ts'
 import { defaultShutdownTimeoutMs } from './shutdown-budget.ts'
-import { assertDuration, checkKeys, duration, show } from './validate.ts'
+import { assertDuration, backoff, checkKeys, duration, show } from './validate.ts'
 import { propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
 
 /** Passes unless it throws or resolves to `false`. */
@@ -73,7 +73,11 @@ export interface LifecycleOptions {
   logger?: Logger
 }
 
+/** Marks options made by resolveLifecycleOptions(): the Lifecycle trusts them instead of checking again. */
+export const RESOLVED_LIFECYCLE: unique symbol = Symbol('lameduck.resolvedLifecycleOptions')
+
 export interface ResolvedLifecycleOptions {
+  readonly [RESOLVED_LIFECYCLE]: true
   registry: Registry | undefined
   window: PropagationWindow
   delayMs: number
@@ -89,6 +93,13 @@ export interface ResolvedLifecycleOptions {
   shutdownTimeoutMs: number
   registryBackoff: BackoffOptions | undefined
   earlyOffline: EarlyOfflineMonitor | undefined
+}
+
+/** Resolved options plus the runtime parts a host creates itself (trusted, not checked). */
+export type TrustedLifecycleOptions = ResolvedLifecycleOptions & Pick<LifecycleOptions, 'inflight' | 'clock' | 'logger'>
+
+export function isResolvedLifecycleOptions (o: LifecycleOptions | TrustedLifecycleOptions): o is TrustedLifecycleOptions {
+  return (o as Partial<ResolvedLifecycleOptions>)[RESOLVED_LIFECYCLE] === true
 }
 
 function isComputedWindow (w: unknown): w is PropagationWindow {
@@ -117,7 +128,12 @@ const LIFECYCLE_KEYS = {
   logger: true
 } satisfies Record<keyof LifecycleOptions, true>
 
-export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycleOptions {
+/**
+ * Checks createLifecycle() options once. A host that wraps the lifecycle (the
+ * node engine) calls it at its own edge, with the names its users write, and
+ * passes the result to the Lifecycle, which then does not check again.
+ */
+export function resolveLifecycleOptions (o: LifecycleOptions): ResolvedLifecycleOptions {
   if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', `expected an object, got ${show(o)}`)
   checkKeys('', o, LIFECYCLE_KEYS)
   if (o.registry !== undefined) {
@@ -145,6 +161,7 @@ export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycl
   const maxRequestMs = duration('maxRequestMs', o.maxRequestMs, 30_000)
   const stepsMs = afterWindow.reduce((sum, step) => sum + (step.budgetMs ?? 0), 0)
   return {
+    [RESOLVED_LIFECYCLE]: true,
     registry: o.registry,
     window,
     delayMs: duration('delayMs', o.delayMs, 0),
@@ -158,7 +175,7 @@ export function validateLifecycleOptions (o: LifecycleOptions): ResolvedLifecycl
     maxRequestMs,
     registryTimeoutMs: duration('registryTimeoutMs', o.registryTimeoutMs, 10_000),
     shutdownTimeoutMs: duration('shutdownTimeoutMs', o.shutdownTimeoutMs, defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: stepsMs })),
-    registryBackoff: o.registryBackoff,
+    registryBackoff: o.registryBackoff === undefined ? undefined : backoff('registryBackoff', o.registryBackoff),
     earlyOffline: o.earlyOffline
   }
 }

@@ -7,13 +7,13 @@ import { silentLogger, type Logger } from './logger.ts'
 import { warmupMetadata } from './metadata.ts'
 import type { Instance, Registry, RegistryCallOptions } from './registry.ts'
 import { canTransition, isRegistered, type LifecycleState } from './states.ts'
-import { validateLifecycleOptions } from './lifecycle-options.ts'
+import { isResolvedLifecycleOptions, resolveLifecycleOptions } from './lifecycle-options.ts'
 import type { Deregistration, DrainProgress, InstanceBase, LifecycleEvents, OfflineReport, Problem, StateChange } from './lifecycle-types.ts'
 import type { CoreStatus } from './protocol.ts'
 import { RegistryQueue } from './registry-queue.ts'
 import { checkReadiness, type ReadinessState } from './readiness.ts'
 import { CANCELLED, DrainSequence, type DeregistrationHooks } from './drain-sequence.ts'
-import type { LifecycleOptions, ResolvedLifecycleOptions, StartupStep } from './lifecycle-options.ts'
+import type { LifecycleOptions, ResolvedLifecycleOptions, StartupStep, TrustedLifecycleOptions } from './lifecycle-options.ts'
 import type { PropagationWindow } from './windows.ts'
 
 /**
@@ -51,9 +51,10 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   #readiness: ReadinessState = { passing: false, lastFailure: null, checkedAt: null }
   #timings: Partial<Record<LifecycleState, number>> = {}
 
-  constructor (options: LifecycleOptions = {}) {
+  /** Given resolveLifecycleOptions()'s result, trusts it; anything else is checked here. */
+  constructor (options: LifecycleOptions | TrustedLifecycleOptions = {}) {
     super()
-    this.options = validateLifecycleOptions(options)
+    this.options = isResolvedLifecycleOptions(options) ? options : resolveLifecycleOptions(options)
     this.window = this.options.window
     this.clock = options.clock ?? systemClock
     this.inflight = options.inflight ?? new InFlightTracker()

@@ -1,6 +1,7 @@
 // The one validation kit of the house: each check names the option, says what
 // would be accepted and shows what it got. Options are validated once, at the
 // outermost public edge; inner code trusts the resolved values.
+import { BACKOFF_DEFAULTS, type BackoffOptions } from './backoff.ts'
 import { InvalidOptionError } from './errors.ts'
 import { redactText, redactUrl } from './redact.ts'
 
@@ -60,6 +61,45 @@ export function oneOf<T extends string | boolean | number> (option: string, valu
   return v as T
 }
 
+/** A finite number in [min, max] (`above`: strictly greater than min), `fallback` when undefined. */
+export function number (option: string, value: unknown, fallback: number, { min = 0, max = Infinity, above = false, hint = '' } = {}): number {
+  const v = value ?? fallback
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) {
+    const range = max === Infinity ? `${above ? '>' : '>='} ${min}` : `from ${min} to ${max}`
+    throw new InvalidOptionError(option, `must be a number ${range}${hint}, got ${show(v)}`)
+  }
+  return v
+}
+
+/** A plain object (not null, not an array); `example` shows the expected shape. */
+export function record (option: string, value: unknown, example: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidOptionError(option, `must be an object like ${example}, got ${show(value)}`)
+  }
+  return value as Record<string, unknown>
+}
+
+/** A function; `example` shows what to pass. */
+export function fn<F extends (...args: never[]) => unknown> (option: string, value: unknown, example: string): F {
+  if (typeof value !== 'function') throw new InvalidOptionError(option, `must be a function such as ${example}, got ${show(value)}`)
+  return value as F
+}
+
+/**
+ * An object with the `methods` named (a duck-typed interface: a logger, a clock,
+ * a registry). `what` names what fits, e.g. 'a Clock (systemClock or virtualClock())'.
+ */
+export function withMethods<T> (option: string, value: unknown, methods: readonly string[], what: string): T {
+  const missing = typeof value === 'object' && value !== null
+    ? methods.find((m) => typeof (value as Record<string, unknown>)[m] !== 'function')
+    : methods[0]
+  if (missing !== undefined) {
+    const got = typeof value === 'object' && value !== null ? `its ${missing}() is missing` : `got ${show(value)}`
+    throw new InvalidOptionError(option, `must be ${what} with ${methods.map((m) => `${m}()`).join(', ')}; ${got}`)
+  }
+  return value as T
+}
+
 /** An http(s) URL (a string or URL). `example` goes into the message as the shape to follow. */
 export function url (option: string, value: unknown, example: string): URL {
   let parsed: URL
@@ -73,6 +113,21 @@ export function url (option: string, value: unknown, example: string): URL {
     throw new InvalidOptionError(option, `must be an http:// or https:// URL such as '${example}', got ${show(value)}`)
   }
   return parsed
+}
+
+const BACKOFF_KEYS = { initialMs: true, maxMs: true, factor: true, jitter: true } satisfies Record<keyof BackoffOptions, true>
+
+/** BackoffOptions with every part set and in range; unset parts from `defaults`, then BACKOFF_DEFAULTS. */
+export function backoff (option: string, value: unknown, defaults: BackoffOptions = {}): Required<BackoffOptions> {
+  const given = record(option, value ?? {}, '{ initialMs: 250, maxMs: 15000, factor: 2, jitter: 0.2 }')
+  checkKeys(option, given, BACKOFF_KEYS)
+  const d = { ...BACKOFF_DEFAULTS, ...defaults }
+  return {
+    initialMs: duration(`${option}.initialMs`, given.initialMs, d.initialMs),
+    maxMs: duration(`${option}.maxMs`, given.maxMs, d.maxMs),
+    factor: number(`${option}.factor`, given.factor, d.factor, { min: 1, hint: ' (the growth per attempt)' }),
+    jitter: number(`${option}.jitter`, given.jitter, d.jitter, { max: 1, hint: ' (the random spread)' })
+  }
 }
 
 /**

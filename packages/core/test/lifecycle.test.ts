@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createLifecycle, memoryRegistry, virtualClock, ClosingError, InvalidTransitionError, InvalidOptionError, type Registry, type Instance, type LifecycleOptions } from '@lameduck/core'
+import { Lifecycle, createLifecycle, resolveLifecycleOptions, memoryRegistry, virtualClock, ClosingError, InvalidTransitionError, InvalidOptionError, type Registry, type Instance, type LifecycleOptions } from '@lameduck/core'
 
 const base = { id: '127.0.0.1:orders:3000', service: 'orders', host: '127.0.0.1', port: 3000 }
 
@@ -182,9 +182,20 @@ test('guarded transitions and option validation give clear errors', async () => 
   assert.throws(() => createLifecycle({ readiness: ['x'] as never }), /readiness: must be an array of functions/)
   assert.throws(() => createLifecycle({ registry: {} as never }), /registry: must implement register\(\)/)
   assert.throws(() => createLifecycle({ weight: Number.NaN }), /weight: must be a non-negative number/)
+  assert.throws(() => createLifecycle({ registryBackoff: { jitter: -1 } }), /registryBackoff\.jitter: must be a number from 0 to 1/)
   await lifecycle.offline()
   assert.equal(lifecycle.state, 'offline', 'offline before registering skips the drain')
   assert.equal(lifecycle.lastReport?.outcome, 'skipped')
+})
+
+test('options resolved at an outer edge are trusted: the Lifecycle does not check them again', () => {
+  const resolved = resolveLifecycleOptions({ delayMs: 5, warmupMs: 1_000, windows: 'none' })
+  assert.throws(() => resolveLifecycleOptions({ warmupMs: -1 }), /warmupMs: must be a non-negative number/)
+  const lifecycle = new Lifecycle(resolved)
+  assert.equal(lifecycle.options, resolved, 'used as given, not re-resolved')
+  assert.equal(lifecycle.options.warmupMs, 1_000)
+  // A plain object that only looks resolved is still checked.
+  assert.throws(() => new Lifecycle({ ...{ delayMs: -1 } }), /delayMs: must be a non-negative number/)
 })
 
 async function clockStart (clock: ReturnType<typeof virtualClock>, lifecycle: ReturnType<typeof createLifecycle>): Promise<void> {

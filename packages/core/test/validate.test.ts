@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import * as errors from '../src/errors.ts'
-import { InvalidOptionError, LameduckError, checkKeys, closest, count, deprecatedAlias, duration, flag, oneOf, show, url } from '@lameduck/core'
+import { InvalidOptionError, LameduckError, checkKeys, closest, count, backoff, deprecatedAlias, duration, flag, fn, number, oneOf, record, show, url, withMethods } from '@lameduck/core'
 
 const rejects = (fn: () => unknown, message: RegExp): void => {
   assert.throws(fn, (err: unknown) => {
@@ -93,4 +93,32 @@ test('deprecatedAlias: the old name works and warns, the new name wins, both dif
   assert.equal(warnings.length, 1)
   assert.equal(deprecatedAlias({ delay: 7, delayMs: 7 } as { delay?: number, delayMs?: number }, 'delay', 'delayMs', warn), 7)
   rejects(() => deprecatedAlias({ delay: 5, delayMs: 7 } as { delay?: number, delayMs?: number }, 'delay', 'delayMs', warn), /^delay: is the deprecated name of 'delayMs'; set only 'delayMs'/)
+})
+
+test('number, record, fn, withMethods: defaults, accepted values and messages', () => {
+  assert.equal(number('w', undefined, 100), 100)
+  assert.equal(number('p', 100, 10, { max: 100 }), 100)
+  rejects(() => number('p', 150, 10, { max: 100 }), /^p: must be a number from 0 to 100, got number 150$/)
+  rejects(() => number('a', 0, 1, { above: true, hint: ' (1 = linear)' }), /^a: must be a number > 0 \(1 = linear\), got number 0$/)
+  rejects(() => number('w', Number.NaN, 1), /^w: must be a number >= 0, got number NaN$/)
+  assert.deepEqual(record('o', { a: 1 }, '{ a }'), { a: 1 })
+  rejects(() => record('o', [1], '{ a }'), /^o: must be an object like \{ a \}, got an array$/)
+  rejects(() => record('o', null, '{ a }'), /got null/)
+  const f = (): void => {}
+  assert.equal(fn('f', f, '() => {}'), f)
+  rejects(() => fn('f', 'x', '() => {}'), /^f: must be a function such as \(\) => \{\}, got 'x'$/)
+  const clock = { now: () => 0, setTimeout: f }
+  assert.equal(withMethods('clock', clock, ['now', 'setTimeout'], 'a Clock'), clock)
+  rejects(() => withMethods('clock', { now: f }, ['now', 'setTimeout'], 'a Clock'), /^clock: must be a Clock with now\(\), setTimeout\(\); its setTimeout\(\) is missing$/)
+  rejects(() => withMethods('clock', 5, ['now'], 'a Clock'), /^clock: must be a Clock with now\(\); got number 5$/)
+})
+
+test('backoff: every part set and in range, unknown parts rejected', () => {
+  assert.deepEqual(backoff('b', undefined), { initialMs: 250, maxMs: 15_000, factor: 2, jitter: 0.2 })
+  assert.deepEqual(backoff('b', { factor: 3 }, { initialMs: 200, jitter: 0.1 }), { initialMs: 200, maxMs: 15_000, factor: 3, jitter: 0.1 })
+  rejects(() => backoff('b', { jitter: 2 }), /^b\.jitter: must be a number from 0 to 1 \(the random spread\), got number 2$/)
+  rejects(() => backoff('b', { factor: 0.5 }), /^b\.factor: must be a number >= 1 \(the growth per attempt\)/)
+  rejects(() => backoff('b', { initialMs: -1 }), /^b\.initialMs: must be a non-negative number of milliseconds/)
+  rejects(() => backoff('b', { intialMs: 5 }), /^b\.intialMs: unknown option \(did you mean 'initialMs'\?\)/)
+  rejects(() => backoff('b', 5), /^b: must be an object like/)
 })

@@ -29,7 +29,7 @@ try {
       process.exitCode = 2
   }
 } catch (err) {
-  const e = err as Error & { code?: string }
-  process.stderr.write(`lameduck-devkit ${command}: ${e.code ? `[${e.code}] ` : ''}${e.message}\n`)
-  process.exitCode = 1
+  const { code, message } = (await import('./flags.ts')).cliFailure(command ?? '', err)
+  process.stderr.write(message)
+  process.exitCode = code
 }

@@ -189,6 +189,8 @@ test('options are validated at the edge, named as the plugin\'s sidecar option',
   invalid({ maxOpenConnections: -1 }, 'sidecar.maxOpenConnections', /non-negative integer/)
   invalid({ readyTimeoutMs: Number.NaN }, 'sidecar.readyTimeoutMs', /milliseconds/)
   invalid({ minDrainMs: 10_000, drainTimeoutMs: 5_000 }, 'sidecar.minDrainMs', /must not exceed sidecar\.drainTimeoutMs/)
+  invalid({ drainBackoff: { factor: 0 } }, 'sidecar.drainBackoff.factor', /must be a number >= 1/)
+  assert.deepEqual(envoySidecar({}).options.drainBackoff, { initialMs: 200, factor: 5, maxMs: 5_000, jitter: 0.1 }, 'Contour\'s backoff by default')
   invalid({ connections: { method: 'prom' as 'istio' } }, 'sidecar.connections.method', /'istio', 'contour', 'json'/)
   invalid({ unavailableWaitMs: -1 }, 'sidecar.unavailableWaitMs', /milliseconds/)
   invalid({ connections: { inboundListeners: '0.0.0.0_15006' as unknown as string[] } }, 'sidecar.connections.inboundListeners', /array of strings/)

@@ -44,7 +44,7 @@ test('the CLI rejects unknown flags and bad numbers, and prints help', async () 
   const bad = cli(['--port', '0', '--cache', '5'])
   assert.notEqual(await bad.exit, 0)
   assert.match(bad.err(), /Unknown option '--cache'/)
-  await assert.rejects(runEurekaCli(['--port', 'eighty']), /--port: must be a non-negative integer, got 'eighty'/)
+  await assert.rejects(runEurekaCli(['--port', 'eighty']), /--port: must be a number, got 'eighty'/)
   let help = ''
   await runEurekaCli(['--help'], { stdout: { write: (s: string) => { help += s } } })
   assert.match(help, /--response-cache-update-ms N/)
@@ -74,4 +74,30 @@ test('--peers 2 starts two servers that replicate; --no-self-preservation turns 
   await until(async () => (await call('GET', `${urls[1]}/apps/orders/o1`)).status === 200, 'the second server to get the replicated register')
   ac.abort()
   await running
+})
+
+test('bad flag values exit 2 naming the flag typed, not the option behind it (devkit bin)', async () => {
+  const bin = fileURLToPath(new URL('../src/bin.ts', import.meta.url))
+  const run = (args: string[]): Promise<[number | null, string]> => new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--conditions=@lameduck/source', bin, 'eureka', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', (d: Buffer) => { err += d.toString() })
+    child.on('exit', (code) => resolve([code, err]))
+  })
+  const cases: Array<[string[], RegExp]> = [
+    [['--port', 'abc'], /^lameduck-devkit eureka: --port: must be a number, got 'abc'\n/],
+    [['--port', '70000'], /^lameduck-devkit eureka: --port: must be an integer from 0 to 65535, got number 70000\n/],
+    [['--port', '0', '--lease-duration-ms=-5'], /^lameduck-devkit eureka: --lease-duration-ms: must be a non-negative number of milliseconds, got number -5\n/],
+    [['--port', '0', '--eviction-interval-ms', '0'], /^lameduck-devkit eureka: --eviction-interval-ms: must be a positive number of milliseconds/],
+    [['--port', '0', '--renewal-percent-threshold', '1.5'], /^lameduck-devkit eureka: --renewal-percent-threshold: must be a number from 0 to 1/],
+    [['--port', '0', '--peer', 'ftp://x'], /^lameduck-devkit eureka: --peer\[0\]: must be an http:\/\/ or https:\/\/ URL/],
+    [['--port', '0', '--peers', '0'], /^lameduck-devkit eureka: --peers: must be an integer >= 1, got number 0\n/],
+    [['--bogus'], /^lameduck-devkit eureka: Unknown option '--bogus'/]
+  ]
+  await Promise.all(cases.map(async ([args, message]) => {
+    const [code, err] = await run(args)
+    assert.equal(code, 2, `${args.join(' ')}: ${err}`)
+    assert.match(err, message)
+    assert.match(err, /Run 'lameduck-devkit eureka --help' for its options\.\n$/)
+  }))
 })

@@ -237,8 +237,13 @@ test('leases: durationInSecs honoured, x2 expiry bug on by default, eviction tim
 })
 
 test('options are validated with errors that name the option', async () => {
-  await assert.rejects(startEureka({ responseCacheUpdateIntervalMs: -1 }), /responseCacheUpdateIntervalMs: must be a non-negative/)
+  await assert.rejects(startEureka({ responseCacheUpdateIntervalMs: -1 }), /responseCacheUpdateIntervalMs: must be a positive number of milliseconds, got number -1/)
+  await assert.rejects(startEureka({ evictionIntervalTimerInMs: 0 }), /evictionIntervalTimerInMs: must be a positive number of milliseconds/, 'a timer period of 0 would spin')
+  await assert.rejects(startEureka({ renewalPercentThreshold: 2 }), /renewalPercentThreshold: must be a number from 0 to 1 \(Eureka's default is 0\.85\), got number 2/)
+  await assert.rejects(startEureka({ peerUrls: ['ftp://127.0.0.1:1/eureka'] }), /peerUrls\[0\]: must be an http:\/\/ or https:\/\/ URL/)
+  await assert.rejects(startEureka({ clock: {} as never }), /clock: must be a Clock .* its now\(\) is missing/)
   await assert.rejects(startEureka({ port: 70_000 }), /port: must be an integer/)
   await assert.rejects(startEureka({ useReadOnlyCache: 'no' as unknown as boolean }), /useReadOnlyCache: must be true or false/)
   await assert.rejects(startEureka({ cacheMs: 1 } as never), /cacheMs: unknown option/)
+  await assert.rejects(startEureka({ disableDleta: true } as never), /disableDleta: unknown option \(did you mean 'disableDelta'\?\)/)
 })

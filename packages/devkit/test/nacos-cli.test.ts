@@ -29,6 +29,18 @@ test('flags map to server options; bad flags name themselves', () => {
   assert.throws(() => parseNacosArgs(['--bogus']), (err: unknown) => err instanceof InvalidOptionError && /--bogus/.test(err.message))
 })
 
+test('a flag value out of range is named as the flag typed, not the option behind it', async () => {
+  const quiet = { out: () => {}, err: () => {} }
+  for (const [argv, flag] of [[['--port', '0', '--cache-millis=-5'], '--cache-millis'], [['--port', '70000'], '--port'], [['--port', '0', '--push-retries=-1'], '--push-retries']] as const) {
+    await assert.rejects(runNacosCli([...argv, '--quiet'], quiet), (err: unknown) => {
+      assert.ok(err instanceof InvalidOptionError, String(err))
+      assert.equal(err.option, flag)
+      assert.ok(err.message.startsWith(`${flag}: must be`), err.message)
+      return true
+    })
+  }
+})
+
 test('runNacosCli prints its address, serves, and --help prints usage', async (t) => {
   const lines: string[] = []
   const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), signals: [] }

@@ -20,3 +20,18 @@ test('rollout --help names the real-server runner', () => {
   assert.equal(r.status, 0)
   assert.match(r.stdout, /eureka-real.*\n.*test\/real\/rollout\.ts/)
 })
+
+test('rollout and demo: a bad flag value exits 2 naming the flag typed, before anything starts', () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['rollout', '--rps', 'lots'], /^lameduck-devkit rollout: --rps: must be a number, got 'lots'\n/],
+    [['rollout', '--providers', '0', '--quiet'], /^lameduck-devkit rollout: --providers: must be an integer ≥ 1/],
+    [['rollout', '--mode', 'fast', '--quiet'], /^lameduck-devkit rollout: --mode: must be naive, sleep or lameduck/],
+    [['demo', '--runs', '0'], /^lameduck-devkit demo: --runs: must be an integer >= 1, got number 0\n/]
+  ]
+  for (const [args, message] of cases) {
+    const r = spawnSync(process.execPath, ['--conditions=@lameduck/source', BIN, ...args], { cwd: ROOT, encoding: 'utf8' })
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`)
+    assert.match(r.stderr, message)
+    assert.match(r.stderr, new RegExp(`Run 'lameduck-devkit ${args[0]} --help' for its options\\.\\n$`))
+  }
+})

@@ -2,7 +2,7 @@
 // before registering, wait until Envoy is LIVE; after the propagation window, drain
 // Envoy and wait for its downstream connections to go. The drain step never throws on
 // Envoy failures and never ends early because of them: it reports through ctx.problem.
-import { InvalidOptionError, SHUTDOWN_DEFAULTS, type BackoffOptions, type DrainStep, type StartupStep } from '@lameduck/core'
+import { backoff, InvalidOptionError, SHUTDOWN_DEFAULTS, type BackoffOptions, type DrainStep, type StartupStep } from '@lameduck/core'
 import { EnvoyAdmin, type ConnectionCountOptions } from './admin-client.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
 import { ISTIO_INBOUND_LISTENERS } from './count-connections.ts'
@@ -122,7 +122,7 @@ function resolveSidecarOptions (options: EnvoySidecarOptions, adminUrl: string):
     inboundListeners: strings('sidecar.connections.inboundListeners', options.connections?.inboundListeners) ??
       (options.drain !== 'healthcheck' && options.drain !== false && options.inboundOnly !== false ? ISTIO_INBOUND_LISTENERS : undefined),
     drainAttempts: count('sidecar.drainAttempts', options.drainAttempts, 4) || 1,
-    drainBackoff: options.drainBackoff ?? CONTOUR_BACKOFF
+    drainBackoff: backoff('sidecar.drainBackoff', options.drainBackoff, CONTOUR_BACKOFF)
   }
   if (o.minDrainMs > o.drainTimeoutMs) {
     throw new InvalidOptionError('sidecar.minDrainMs', `(${o.minDrainMs} ms) must not exceed sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms)`)

@@ -1,4 +1,4 @@
-import { checkKeys, duration, flag, InvalidOptionError, redactText, show, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger } from '@lameduck/core'
+import { checkKeys, duration, flag, InvalidOptionError, record, redactText, show, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger, type WindowParts } from '@lameduck/core'
 import { clientLogger, NO_YAML_DIR } from './client.ts'
 import { eurekaWindows, type EurekaWindowOptions } from './windows.ts'
 
@@ -68,7 +68,8 @@ export interface ResolvedRegistryOptions extends ResolvedCommon {
   registerTimeoutMs: number
   leaseDurationSecs: number
   backoff: BackoffOptions
-  windows: EurekaWindowOptions
+  /** The propagation window parts, from the `windows` option and the configured fetch interval. */
+  windows: WindowParts
   clock: Clock
 }
 
@@ -153,9 +154,8 @@ export function resolveRegistryOptions (options: EurekaRegistryOptions): Resolve
   }
   const backoff = options.backoff ?? {}
   if (!isObject(backoff)) throw new InvalidOptionError('backoff', 'must be an object like { initialMs: 500, maxMs: 30000 }')
-  const windows = options.windows ?? {}
-  // Validated now (eurekaWindows throws InvalidOptionError) so a typo fails at construction.
-  eurekaWindows(windows)
+  // Computed once, here, so a typo fails at construction and is named as written (windows.*).
+  const windows = eurekaWindows({ registryFetchIntervalMs: common.registryFetchIntervalMs, ...record('windows', options.windows ?? {}, "{ balancer: 'spring' }") }, 'windows')
   return { ...common, offlineMode, registerTimeoutMs, leaseDurationSecs, backoff: { initialMs: 500, ...backoff }, windows, clock: options.clock ?? systemClock }
 }
 

@@ -3,7 +3,6 @@ import { EurekaJs, type EurekaInstanceJson, type EurekaJsClient } from './client
 import { RegistryView } from './discovery.ts'
 import { resolveDiscoveryOptions, resolveRegistryOptions, type EurekaDiscoveryOptions, type EurekaRegistryOptions, type ResolvedCommon } from './options.ts'
 import { Registration } from './registration.ts'
-import { eurekaWindows } from './windows.ts'
 
 export interface EurekaDiscovery extends Discovery {
   /** Resolves after the first successful registry fetch (instances() is empty until then). */
@@ -76,7 +75,7 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
     subscribe: (service, onChange) => view.subscribe(service, onChange),
     ready: (signal) => view.ready(signal),
     refresh: () => view.refresh(),
-    windows: eurekaWindows({ registryFetchIntervalMs: o.registryFetchIntervalMs, ...o.windows }),
+    windows: o.windows,
     async close () {
       if (closed) return
       closed = true

@@ -1,6 +1,6 @@
 // The Eureka propagation window from the intervals actually configured, as core
 // window parts for the plugin's `windows` option.
-import { assertDuration, InvalidOptionError, WINDOW_PARTS, type WindowParts } from '@lameduck/core'
+import { checkKeys, duration, flag, InvalidOptionError, record, show, WINDOW_PARTS, type WindowParts } from '@lameduck/core'
 
 export type EurekaBalancer = 'ribbon' | 'spring' | 'none'
 
@@ -25,7 +25,16 @@ export interface EurekaWindowOptions extends Partial<WindowParts> {
   replicationBatchMs?: number
 }
 
-const OWN_KEYS = ['responseCacheUpdateIntervalMs', 'useReadOnlyCache', 'registryFetchIntervalMs', 'balancer', 'peers', 'replicationBatchMs']
+/** Every option, checked against the type by the compiler. */
+const KNOWN = {
+  responseCacheUpdateIntervalMs: true,
+  useReadOnlyCache: true,
+  registryFetchIntervalMs: true,
+  balancer: true,
+  peers: true,
+  replicationBatchMs: true,
+  ...Object.fromEntries(WINDOW_PARTS.map((p) => [p, true])) as Record<keyof WindowParts, true>
+} satisfies Record<keyof EurekaWindowOptions, true>
 
 /**
  * Worst-case time from a DELETE (or OUT_OF_SERVICE) until a consumer stops
@@ -36,36 +45,23 @@ const OWN_KEYS = ['responseCacheUpdateIntervalMs', 'useReadOnlyCache', 'registry
  * (serverCacheMs, clientFetchMs, balancerRefreshMs, endpointLagMs, marginMs)
  * given directly overrides the computed one.
  */
-export function eurekaWindows (options: EurekaWindowOptions = {}): WindowParts {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('eurekaWindows', 'options must be an object')
-  for (const key of Object.keys(options)) {
-    if (!OWN_KEYS.includes(key) && !(WINDOW_PARTS as readonly string[]).includes(key)) {
-      throw new InvalidOptionError(`eurekaWindows.${key}`, `unknown option; known options are ${[...OWN_KEYS, ...WINDOW_PARTS].join(', ')}`)
-    }
-  }
-  const cache = options.responseCacheUpdateIntervalMs ?? 30_000
-  assertDuration('eurekaWindows.responseCacheUpdateIntervalMs', cache)
-  const readOnly = options.useReadOnlyCache ?? true
-  if (typeof readOnly !== 'boolean') throw new InvalidOptionError('eurekaWindows.useReadOnlyCache', 'must be true or false')
-  const fetch = options.registryFetchIntervalMs ?? 30_000
-  assertDuration('eurekaWindows.registryFetchIntervalMs', fetch)
+export function eurekaWindows (options: EurekaWindowOptions = {}, at = 'eurekaWindows'): WindowParts {
+  record(at, options, '{ responseCacheUpdateIntervalMs: 30000, balancer: \'ribbon\' }')
+  checkKeys(at, options, KNOWN)
+  const readOnly = flag(`${at}.useReadOnlyCache`, options.useReadOnlyCache, true)
+  const cache = duration(`${at}.responseCacheUpdateIntervalMs`, options.responseCacheUpdateIntervalMs, 30_000)
+  const fetch = duration(`${at}.registryFetchIntervalMs`, options.registryFetchIntervalMs, 30_000)
   const balancer = options.balancer ?? 'ribbon'
-  let balancerMs: number
-  if (typeof balancer === 'number') {
-    assertDuration('eurekaWindows.balancer', balancer)
-    balancerMs = balancer
-  } else if (typeof balancer === 'string' && Object.hasOwn(BALANCER_REFRESH_MS, balancer)) {
-    balancerMs = BALANCER_REFRESH_MS[balancer]
-  } else {
-    throw new InvalidOptionError('eurekaWindows.balancer', `must be 'ribbon', 'spring', 'none' or a refresh interval in ms, got ${JSON.stringify(balancer)}`)
+  if (typeof balancer !== 'number' && !(typeof balancer === 'string' && Object.hasOwn(BALANCER_REFRESH_MS, balancer))) {
+    throw new InvalidOptionError(`${at}.balancer`, `must be 'ribbon', 'spring', 'none' or a refresh interval in ms, got ${show(balancer)}`)
   }
+  const balancerMs = typeof balancer === 'number' ? duration(`${at}.balancer`, balancer, 0) : BALANCER_REFRESH_MS[balancer]
   const peers = options.peers ?? false
   if (typeof peers !== 'boolean' && !(Number.isInteger(peers) && peers >= 1)) {
-    throw new InvalidOptionError('eurekaWindows.peers', `must be true, false or the server count (an integer >= 1), got ${JSON.stringify(peers)}`)
+    throw new InvalidOptionError(`${at}.peers`, `must be true, false or the server count (an integer >= 1), got ${show(peers)}`)
   }
-  const batch = options.replicationBatchMs ?? 500
-  assertDuration('eurekaWindows.replicationBatchMs', batch)
   const replicated = peers === true || (typeof peers === 'number' && peers > 1)
+  const batch = duration(`${at}.replicationBatchMs`, options.replicationBatchMs, 500)
   const parts: WindowParts = {
     serverCacheMs: readOnly ? cache : 0,
     // The peer applies the change when the batch arrives; its own caches come after.
@@ -75,11 +71,6 @@ export function eurekaWindows (options: EurekaWindowOptions = {}): WindowParts {
     endpointLagMs: 0,
     marginMs: 0
   }
-  for (const part of WINDOW_PARTS) {
-    const v = options[part]
-    if (v === undefined) continue
-    assertDuration(`eurekaWindows.${part}`, v)
-    parts[part] = v
-  }
+  for (const part of WINDOW_PARTS) parts[part] = duration(`${at}.${part}`, options[part], parts[part])
   return parts
 }

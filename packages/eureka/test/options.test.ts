@@ -25,7 +25,10 @@ test('bad options fail at construction with the option name and the fix', () => 
     [{ url, leaseDurationSecs: 20 }, /^leaseDurationSecs: 20 s would let the lease expire between heartbeats \(client\.eureka\.heartbeatInterval is 30000 ms\)/],
     [{ url, leaseDurationSecs: 1.5 }, /^leaseDurationSecs: must be a whole number/],
     [{ url, registerTimeoutMs: 0 }, /^registerTimeoutMs: must be a positive number of milliseconds, got number 0/],
-    [{ url, windows: { balancer: 'zuul' } }, /^eurekaWindows\.balancer: must be 'ribbon', 'spring', 'none'/],
+    // Named as written in eurekaRegistry() (windows.*), and computed once there.
+    [{ url, windows: { balancer: 'zuul' } }, /^windows\.balancer: must be 'ribbon', 'spring', 'none' or a refresh interval in ms, got 'zuul'$/],
+    [{ url, windows: { clientFetchMS: 1 } }, /^windows\.clientFetchMS: unknown option \(did you mean 'clientFetchMs'\?\)/],
+    [{ url, windows: 5 }, /^windows: must be an object like/],
     [{ url, heartbeat: 1 }, /^heartbeat: unknown option; known options are url, .* \(options of eurekaRegistry\(\)\)$/]
   ]
   for (const [options, message] of cases) {

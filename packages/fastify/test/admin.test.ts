@@ -49,7 +49,7 @@ test('every invalid option fails register with an error naming it', async () => 
     [{ service: 'x', windows: 'eureka' }, /windows: unknown preset 'eureka'/],
     [{ service: 'x', windows: 'eureka-ribbon', shutdownTimeoutMs: 60_000 }, /shutdownTimeoutMs: 60000 ms is shorter than the propagation window \(90000 ms/],
     [{ service: 'x', admin: { host: '0.0.0.0' } }, /admin\.token: required when admin\.host is not loopback/],
-    [{ service: 'x', admin: { port: 70000 } }, /admin\.port: must be an integer port/],
+    [{ service: 'x', admin: { port: 70000 } }, /admin\.port: must be an integer from 0 to 65535, got number 70000/],
     [{ service: 'x', readiness: 'yes' }, /readiness: must be an array of functions/],
     [{ service: 'x', registry: { register () {} } }, /registry: must implement register\(\), deregister\(\) and close\(\)/],
     [{ service: 'x', signals: ['TERM'] }, /signals: must be an array of signal names/],
@@ -107,9 +107,9 @@ test('delay and warmup still work as deprecated aliases of delayMs and warmupMs:
   t.after(() => app.close())
   await app.register(lameduck, { service: 'x', host: '127.0.0.1', delay: 10, warmup: 5_000, signals: false, admin: false })
   await app.ready()
-  assert.equal(lines.filter((l) => /'delay' is deprecated, use 'delayMs'/.test(l)).length, 1)
-  assert.equal(lines.filter((l) => /'warmup' is deprecated, use 'warmupMs'/.test(l)).length, 1)
+  assert.equal(lines.filter((l) => /'delay' is deprecated; use 'delayMs'/.test(l)).length, 1)
+  assert.equal(lines.filter((l) => /'warmup' is deprecated; use 'warmupMs'/.test(l)).length, 1)
   const both = Fastify()
   t.after(() => both.close())
-  await assert.rejects(async () => { await both.register(lameduck, { service: 'x', delay: 10, delayMs: 10, signals: false, admin: false }) }, /delay: is the deprecated name of delayMs: give only delayMs/)
+  await assert.rejects(async () => { await both.register(lameduck, { service: 'x', delay: 10, delayMs: 20, signals: false, admin: false }) }, /delay: is the deprecated name of 'delayMs'; set only 'delayMs'/)
 })

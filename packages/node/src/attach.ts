@@ -101,21 +101,7 @@ export class Engine {
       this.log.warn({ lameduck: { windowMs: o.window.totalMs, maxRequestMs: o.maxRequestMs, shutdownTimeoutMs: o.shutdownTimeoutMs } },
         'lameduck: window + maxRequestMs exceeds shutdownTimeoutMs: a slow request at the end of a drain would be cut')
     }
-    return new Lifecycle({
-      registry: o.registry,
-      windows: o.window,
-      delayMs: o.delayMs,
-      readiness: o.readiness,
-      readinessTimeoutMs: o.readinessTimeoutMs,
-      warmupMs: o.warmupMs,
-      weight: o.weight,
-      maxRequestMs: o.maxRequestMs,
-      beforeRegister: o.sidecar === false ? [] : o.sidecar.beforeRegister,
-      afterWindow: o.sidecar === false ? [] : o.sidecar.afterWindow,
-      earlyOffline: this.tracker,
-      inflight,
-      logger: this.log
-    })
+    return new Lifecycle({ ...o.lifecycle, earlyOffline: this.tracker, inflight, logger: this.log })
   }
 
   #goingAway (cause: GoingAway['cause']): void {

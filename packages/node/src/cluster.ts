@@ -1,10 +1,10 @@
 import cluster, { type Worker } from 'node:cluster'
-import { DEFAULT_ADMIN_PORT, InvalidOptionError, type Logger } from '@lameduck/core'
+import { checkKeys, InvalidOptionError, withMethods, type Logger } from '@lameduck/core'
 import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
 import { serveAdmin, type AdminServer } from './admin.ts'
-import { isLoopback } from './host.ts'
 import { stderrLogger } from './logger.ts'
 import { deregistrationState } from './metrics.ts'
+import { resolveAdmin, resolveSignals } from './options.ts'
 
 type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
 interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
@@ -59,12 +59,16 @@ export interface ClusterAdminOptions {
  * so a preStop hook drains all of them at once. Answers with each worker's
  * own answer; the status code is the worst of them.
  */
+const CLUSTER_ADMIN_KEYS = { host: true, port: true, token: true, logger: true, signals: true } satisfies Record<keyof ClusterAdminOptions, true>
+
 export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<AdminServer> {
   if (!cluster.isPrimary) throw new InvalidOptionError('clusterAdmin', 'runs in the cluster primary; in the workers, attach() with admin: false answers it over IPC')
-  const host = options.host ?? '127.0.0.1'
-  const port = options.port ?? DEFAULT_ADMIN_PORT
-  if (!isLoopback(host) && options.token === undefined) throw new InvalidOptionError('token', `required when host is not loopback ('${host}')`)
-  const logger = options.logger ?? stderrLogger()
+  // The same checks as attach()'s admin option, named as written here (host, port, token).
+  checkKeys('', options, CLUSTER_ADMIN_KEYS)
+  const { logger: givenLogger, signals: givenSignals, ...listener } = options
+  const { host, port, token } = resolveAdmin(listener, '') as Exclude<ReturnType<typeof resolveAdmin>, false>
+  const signals = resolveSignals(givenSignals)
+  const logger = givenLogger === undefined ? stderrLogger() : withMethods<Logger>('logger', givenLogger, ['info', 'warn', 'error'], 'a pino-compatible logger')
   let next = 0
 
   function ask (worker: Worker, action: Action, wait: boolean): Promise<Reply['answer']> {
@@ -104,8 +108,8 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
     status: async () => (await fanOut('status')).body,
     metrics: async () => mergeExpositions(await Promise.all(workers().map(async (w) => [String(w.id), ((await ask(w, 'metrics', false)) as { text?: string }).text ?? ''] as const)))
   }
-  const server = await serveAdmin({ host, port, token: options.token, logger }, backend)
-  const uninstall = installPrimarySignals(options.signals ?? ['SIGTERM', 'SIGINT'], logger, async () => {
+  const server = await serveAdmin({ host, port, token, logger }, backend)
+  const uninstall = installPrimarySignals(signals, logger, async () => {
     const answers = await Promise.all(workers().map((w) => ask(w, 'shutdown', true)))
     for (const w of workers()) w.disconnect()
     await server.close()

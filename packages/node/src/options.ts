@@ -3,7 +3,7 @@ import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { DEFAULT_ADMIN_PORT, InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration, defaultShutdownTimeoutMs, propagationWindow, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type StartupStep, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, SHUTDOWN_DEFAULTS, checkKeys, count, defaultShutdownTimeoutMs, deprecatedAlias, duration, flag, fn, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -118,16 +118,12 @@ export interface ResolvedOptions {
   port: number | undefined
   instanceId: string | undefined
   metadata: Record<string, string>
-  registry: Registry | undefined
-  delayMs: number
-  readiness: ReadinessCheck[]
-  readinessTimeoutMs: number
-  warmupMs: number
   /** Deprecated option names that were used, with the message to log once. */
   deprecations: string[]
-  weight: number
   window: PropagationWindow
   maxRequestMs: number
+  /** The lifecycle's options, checked once here: new Lifecycle() trusts them. */
+  lifecycle: ResolvedLifecycleOptions
   sidecar: ResolvedSidecar | false
   admin: { host: string, port: number | 'auto', token: string | undefined } | false
   signals: NodeJS.Signals[]
@@ -151,160 +147,167 @@ export interface ResolvedSidecar {
 
 export interface ResolvedMetrics { listener: 'app' | 'admin' | false, path: string, registry: PromRegistryLike | undefined }
 
-const KNOWN = new Set(['service', 'host', 'port', 'instanceId', 'metadata', 'registry', 'delayMs', 'delay', 'readiness', 'readinessTimeoutMs', 'warmupMs', 'warmup', 'weight', 'windows', 'maxRequestMs', 'sidecar', 'admin', 'signals', 'shutdownTimeoutMs', 'earlyOffline', 'routes', 'metrics', 'logger', 'serveRoutes', 'closeApp', 'terminate'])
-
-export function type (v: unknown): string {
-  if (v === null) return 'null'
-  if (Array.isArray(v)) return 'an array'
-  return typeof v === 'string' ? `'${v}'` : typeof v
-}
+/** Every option, checked against the type by the compiler. */
+const KNOWN = {
+  service: true,
+  host: true,
+  port: true,
+  instanceId: true,
+  metadata: true,
+  registry: true,
+  delayMs: true,
+  delay: true,
+  readiness: true,
+  readinessTimeoutMs: true,
+  warmupMs: true,
+  warmup: true,
+  weight: true,
+  windows: true,
+  maxRequestMs: true,
+  sidecar: true,
+  admin: true,
+  signals: true,
+  shutdownTimeoutMs: true,
+  earlyOffline: true,
+  routes: true,
+  metrics: true,
+  logger: true,
+  serveRoutes: true,
+  closeApp: true,
+  terminate: true
+} satisfies Record<keyof AttachOptions, true>
 
 // Printable ASCII, no whitespace at either end: what survives an `authorization` header unchanged.
 const TOKEN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
 
-function port (name: string, v: unknown, allowZero: boolean): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < (allowZero ? 0 : 1) || v > 65535) {
-    throw new InvalidOptionError(name, `must be an integer port ${allowZero ? '0' : '1'}–65535, got ${type(v)}`)
-  }
-  return v
+function text (option: string, value: unknown, hint: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new InvalidOptionError(option, `${hint} (got ${show(value)})`)
+  return value
 }
 
-/** Validates the plugin options once, at register time. Every error names the option and the fix. */
+/**
+ * Validates the options once, at attach() (the fastify plugin passes them
+ * through). The lifecycle's own options are checked by core's
+ * resolveLifecycleOptions() under the same names, and the Lifecycle trusts the
+ * result. Every error names the option and the fix.
+ */
 export function resolveOptions (input: AttachOptions, suggestedWindows?: WindowsInput): ResolvedOptions {
-  if (typeof input !== 'object' || input === null) throw new InvalidOptionError('options', `expected an object, got ${type(input)}`)
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new InvalidOptionError(key, `unknown option; known options are ${[...KNOWN].join(', ')}`)
-  }
+  record('options', input, "{ service: 'orders', registry }")
   const o = input
-  if (typeof o.service !== 'string' || o.service.trim() === '') throw new InvalidOptionError('service', `required: the registry app / service name, e.g. service: 'orders' (got ${type(o.service)})`)
-  if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new InvalidOptionError('host', `must be the address consumers reach this instance at, e.g. process.env.POD_IP (got ${type(o.host)})`)
-  if (o.port !== undefined) port('port', o.port, false)
-  if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || o.instanceId === '')) throw new InvalidOptionError('instanceId', `must be a non-empty string (got ${type(o.instanceId)})`)
-  if (o.metadata !== undefined) {
-    if (typeof o.metadata !== 'object' || o.metadata === null || Array.isArray(o.metadata)) throw new InvalidOptionError('metadata', `must be an object of strings (got ${type(o.metadata)})`)
-    for (const [k, v] of Object.entries(o.metadata)) if (typeof v !== 'string') throw new InvalidOptionError(`metadata.${k}`, `must be a string (got ${type(v)})`)
-  }
-  const duration = (name: keyof LameduckOptions, fallback: number): number => {
-    const v = o[name] ?? fallback
-    assertDuration(name, v)
-    return v
-  }
+  checkKeys('', o, KNOWN)
+  const service = text('service', o.service, "required: the registry app / service name, e.g. service: 'orders'")
+  if (o.host !== undefined) text('host', o.host, 'must be the address consumers reach this instance at, e.g. process.env.POD_IP')
+  if (o.port !== undefined) count('port', o.port, 0, { min: 1, max: 65535 })
+  if (o.instanceId !== undefined) text('instanceId', o.instanceId, 'must be a non-empty string')
+  const metadata = record('metadata', o.metadata ?? {}, "{ zone: 'a' } (strings)")
+  for (const [k, v] of Object.entries(metadata)) if (typeof v !== 'string') throw new InvalidOptionError(`metadata.${k}`, `must be a string (got ${show(v)})`)
+
   const deprecations: string[] = []
-  const renamed = (old: 'delay' | 'warmup', name: 'delayMs' | 'warmupMs', fallback: number): number => {
-    if (o[old] === undefined) return duration(name, fallback)
-    if (o[name] !== undefined) throw new InvalidOptionError(old, `is the deprecated name of ${name}: give only ${name}`)
-    deprecations.push(`lameduck: the option '${old}' is deprecated, use '${name}' (same value, in ms); '${old}' goes in the next minor version`)
-    return duration(old, fallback)
+  const renamed = (old: 'delay' | 'warmup', name: 'delayMs' | 'warmupMs'): number | undefined => {
+    const v = deprecatedAlias(o, old, name, (m) => deprecations.push(`lameduck: ${m}; '${old}' goes in the next minor version`))
+    return o[old] === undefined ? v as number | undefined : duration(old, v, 0) // named as the user wrote it
   }
-  const delayMs = renamed('delay', 'delayMs', 0)
-  const readinessTimeoutMs = duration('readinessTimeoutMs', 60_000)
-  const warmupMs = renamed('warmup', 'warmupMs', 120_000)
-  const maxRequestMs = duration('maxRequestMs', SHUTDOWN_DEFAULTS.maxRequestMs)
-  if (o.readiness !== undefined && (!Array.isArray(o.readiness) || o.readiness.some((c) => typeof c !== 'function'))) {
-    throw new InvalidOptionError('readiness', 'must be an array of functions, e.g. [async () => db.ping()]')
-  }
-  const weight = o.weight ?? 100
-  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw new InvalidOptionError('weight', `must be a non-negative number (got ${type(weight)})`)
-  const window = propagationWindow(o.windows ?? suggestedWindows ?? 'kubernetes')
-
   const sidecar = resolveSidecar(o.sidecar)
-
-  let admin: ResolvedOptions['admin'] = false
-  if (o.admin !== false) {
-    const a = o.admin ?? {}
-    if (typeof a !== 'object' || a === null) throw new InvalidOptionError('admin', `must be an object like { host, port, token } or false (got ${type(a)})`)
-    const host = a.host ?? '127.0.0.1'
-    if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError('admin.host', `must be an IP address to bind, e.g. '127.0.0.1' (got ${type(host)})`)
-    const p = a.port === 'auto' ? 'auto' : port('admin.port', a.port ?? DEFAULT_ADMIN_PORT, true)
-    if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError('admin.token', 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
-    // A token no client can send (spaces at the ends are stripped from headers, control and non-ASCII characters are refused) locks the admin API forever.
-    if (a.token !== undefined && !TOKEN.test(a.token)) throw new InvalidOptionError('admin.token', 'must be printable ASCII without spaces at either end (no control characters, no non-ASCII), or no client can send it in an authorization header; check for a trailing newline from the secret file, e.g. token.trim()')
-    if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError('admin.token', `required when admin.host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set admin.token or bind admin.host to 127.0.0.1`)
-    admin = { host, port: p, token: a.token }
-  }
-
-  let signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
-  if (o.signals === false) signals = []
-  else if (o.signals !== undefined) {
-    // Known names only: a typo ('SIGTREM') would never fire, and SIGKILL/SIGSTOP cannot be caught (process.on throws EINVAL).
-    const at = Array.isArray(o.signals) ? o.signals.findIndex((s) => typeof s !== 'string' || !Object.hasOwn(constants.signals, s) || s === 'SIGKILL' || s === 'SIGSTOP') : -2
-    if (at !== -1) throw new InvalidOptionError('signals', `must be an array of signal names like ['SIGTERM', 'SIGINT'] (SIGKILL and SIGSTOP cannot be caught), or false (got ${type(at === -2 ? o.signals : o.signals![at])})`)
-    signals = o.signals
-  }
-
-  const sidecarBound = sidecar === false ? 0 : sidecar.drainTimeoutMs
-  const shutdownTimeoutMs = duration('shutdownTimeoutMs', defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarBound }))
-  if (window.totalMs > shutdownTimeoutMs) {
-    throw new InvalidOptionError('shutdownTimeoutMs', `${shutdownTimeoutMs} ms is shorter than the propagation window (${window.totalMs} ms: ${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')}): a shutdown would stop while consumers still route here. Raise shutdownTimeoutMs (and terminationGracePeriodSeconds) to at least ${window.totalMs + maxRequestMs} ms, or lower the windows`)
-  }
-
-  let earlyOffline: ResolvedOptions['earlyOffline'] = false
-  if (o.earlyOffline === true) earlyOffline = { quietMs: 1_000 }
-  else if (typeof o.earlyOffline === 'object' && o.earlyOffline !== null) {
-    const quietMs = o.earlyOffline.quietMs ?? 1_000
-    assertDuration('earlyOffline.quietMs', quietMs)
-    earlyOffline = { quietMs }
-  } else if (o.earlyOffline !== undefined && o.earlyOffline !== false) throw new InvalidOptionError('earlyOffline', `must be a boolean or { quietMs } (got ${type(o.earlyOffline)})`)
-
-  let routes: ResolvedOptions['routes'] = { ready: '/health/ready', live: '/health/live' }
-  if (o.routes === false) routes = false
-  else if (o.routes !== undefined) {
-    const r = o.routes
-    for (const k of ['ready', 'live'] as const) if (r[k] !== undefined && (typeof r[k] !== 'string' || !r[k].startsWith('/'))) throw new InvalidOptionError(`routes.${k}`, `must be a path starting with '/' (got ${type(r[k])})`)
-    routes = { ready: r.ready ?? '/health/ready', live: r.live ?? '/health/live' }
-  }
-
+  const lifecycle = resolveLifecycleOptions({
+    registry: o.registry,
+    windows: o.windows ?? suggestedWindows ?? 'kubernetes',
+    delayMs: renamed('delay', 'delayMs'),
+    readiness: o.readiness,
+    readinessTimeoutMs: o.readinessTimeoutMs,
+    warmupMs: renamed('warmup', 'warmupMs') ?? 120_000,
+    weight: o.weight,
+    maxRequestMs: o.maxRequestMs ?? SHUTDOWN_DEFAULTS.maxRequestMs,
+    beforeRegister: sidecar === false ? [] : sidecar.beforeRegister,
+    afterWindow: sidecar === false ? [] : sidecar.afterWindow
+  })
+  const { window, maxRequestMs } = lifecycle
+  const admin = resolveAdmin(o.admin)
+  const routes = resolveRoutes(o.routes)
   return {
-    service: o.service,
+    service,
     host: o.host,
     port: o.port,
     instanceId: o.instanceId,
-    metadata: o.metadata ?? {},
-    registry: o.registry,
-    delayMs,
-    readiness: o.readiness ?? [],
-    readinessTimeoutMs,
-    warmupMs,
+    metadata: metadata as Record<string, string>,
     deprecations,
-    weight,
     window,
     maxRequestMs,
+    lifecycle,
     sidecar,
     admin,
-    signals,
-    shutdownTimeoutMs,
-    earlyOffline,
+    signals: resolveSignals(o.signals),
+    shutdownTimeoutMs: resolveShutdownTimeout(o.shutdownTimeoutMs, window, maxRequestMs, sidecar === false ? 0 : sidecar.drainTimeoutMs),
+    earlyOffline: resolveEarlyOffline(o.earlyOffline),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
     ...resolveIntegration(o)
   }
 }
 
+/** The admin listener's options; `at` is where they sit ('admin.' in attach(), '' in clusterAdmin()). */
+export function resolveAdmin (value: LameduckOptions['admin'], at = 'admin.'): ResolvedOptions['admin'] {
+  if (value === false) return false
+  const a = record(at === '' ? 'options' : at.slice(0, -1), value ?? {}, '{ host, port, token } or false') as AdminOptions
+  const host = a.host ?? '127.0.0.1'
+  if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError(`${at}host`, `must be an IP address to bind, e.g. '127.0.0.1' (got ${show(host)})`)
+  const p = a.port === 'auto' ? 'auto' : count(`${at}port`, a.port, DEFAULT_ADMIN_PORT, { max: 65535 })
+  if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError(`${at}token`, 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
+  // A token no client can send (spaces at the ends are stripped from headers, control and non-ASCII characters are refused) locks the admin API forever.
+  if (a.token !== undefined && !TOKEN.test(a.token)) throw new InvalidOptionError(`${at}token`, 'must be printable ASCII without spaces at either end (no control characters, no non-ASCII), or no client can send it in an authorization header; check for a trailing newline from the secret file, e.g. token.trim()')
+  if (!isLoopback(host) && a.token === undefined) throw new InvalidOptionError(`${at}token`, `required when ${at}host is not loopback ('${host}'): anyone who can reach it could take the instance offline. Set ${at}token or bind ${at}host to 127.0.0.1`)
+  return { host, port: p, token: a.token }
+}
+
+/** The signals that start a graceful shutdown; `false` for none. */
+export function resolveSignals (value: LameduckOptions['signals']): NodeJS.Signals[] {
+  if (value === false) return []
+  if (value === undefined) return ['SIGTERM', 'SIGINT']
+  // Known names only: a typo ('SIGTREM') would never fire, and SIGKILL/SIGSTOP cannot be caught (process.on throws EINVAL).
+  const at = Array.isArray(value) ? value.findIndex((s) => typeof s !== 'string' || !Object.hasOwn(constants.signals, s) || s === 'SIGKILL' || s === 'SIGSTOP') : -2
+  if (at !== -1) throw new InvalidOptionError('signals', `must be an array of signal names like ['SIGTERM', 'SIGINT'] (SIGKILL and SIGSTOP cannot be caught), or false (got ${show(at === -2 ? value : value[at])})`)
+  return value
+}
+
+function resolveShutdownTimeout (value: unknown, window: PropagationWindow, maxRequestMs: number, sidecarDrainTimeoutMs: number): number {
+  const ms = duration('shutdownTimeoutMs', value, defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs }))
+  if (window.totalMs > ms) {
+    throw new InvalidOptionError('shutdownTimeoutMs', `${ms} ms is shorter than the propagation window (${window.totalMs} ms: ${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')}): a shutdown would stop while consumers still route here. Raise shutdownTimeoutMs (and terminationGracePeriodSeconds) to at least ${window.totalMs + maxRequestMs} ms, or lower the windows`)
+  }
+  return ms
+}
+
+function resolveEarlyOffline (value: LameduckOptions['earlyOffline']): ResolvedOptions['earlyOffline'] {
+  if (value === undefined || value === false) return false
+  if (value === true) return { quietMs: 1_000 }
+  const e = record('earlyOffline', value, '{ quietMs: 1000 }, or a boolean')
+  return { quietMs: duration('earlyOffline.quietMs', e.quietMs, 1_000) }
+}
+
+function resolveRoutes (value: LameduckOptions['routes']): ResolvedOptions['routes'] {
+  if (value === false) return false
+  const r = record('routes', value ?? {}, "{ ready: '/health/ready', live: '/health/live' } or false")
+  for (const k of ['ready', 'live'] as const) if (r[k] !== undefined && (typeof r[k] !== 'string' || !r[k].startsWith('/'))) throw new InvalidOptionError(`routes.${k}`, `must be a path starting with '/' (got ${show(r[k])})`)
+  return { ready: (r.ready as string | undefined) ?? '/health/ready', live: (r.live as string | undefined) ?? '/health/live' }
+}
+
 /** The options that fit the engine into an app (a framework adapter sets them). */
 function resolveIntegration (o: AttachOptions): Pick<ResolvedOptions, 'logger' | 'serveRoutes' | 'closeApp' | 'terminate'> {
-  const l = o.logger as unknown as Record<string, unknown> | undefined
-  if (l !== undefined && (typeof l !== 'object' || l === null || ['info', 'warn', 'error'].some((m) => typeof l[m] !== 'function'))) {
-    throw new InvalidOptionError('logger', `must be a pino-compatible logger with info(), warn() and error(), e.g. pino() or app.log (got ${type(l)})`)
+  return {
+    logger: o.logger === undefined ? undefined : withMethods<Logger>('logger', o.logger, ['info', 'warn', 'error'], 'a pino-compatible logger, e.g. pino() or app.log,'),
+    serveRoutes: flag('serveRoutes', o.serveRoutes, true),
+    closeApp: o.closeApp === undefined ? undefined : fn('closeApp', o.closeApp, '() => app.close()'),
+    terminate: o.terminate === undefined ? undefined : fn('terminate', o.terminate, '(code) => process.exit(code)')
   }
-  if (o.serveRoutes !== undefined && typeof o.serveRoutes !== 'boolean') throw new InvalidOptionError('serveRoutes', `must be a boolean (got ${type(o.serveRoutes)})`)
-  for (const name of ['closeApp', 'terminate'] as const) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') throw new InvalidOptionError(name, `must be a function (got ${type(o[name])})`)
-  }
-  return { logger: o.logger, serveRoutes: o.serveRoutes ?? true, closeApp: o.closeApp, terminate: o.terminate }
 }
 
 function resolveMetrics (m: LameduckOptions['metrics'], admin: ResolvedOptions['admin'], routes: ResolvedOptions['routes']): ResolvedMetrics {
   if (m === false) return { listener: false, path: '/metrics', registry: undefined }
-  if (m !== undefined && (typeof m !== 'object' || m === null || Array.isArray(m))) throw new InvalidOptionError('metrics', `must be an object like { listener: 'app', path: '/metrics' } or false (got ${type(m)})`)
-  const listener = m?.listener ?? 'admin'
-  if (listener !== 'app' && listener !== 'admin' && listener !== false) throw new InvalidOptionError('metrics.listener', `must be 'app', 'admin' or false (got ${type(listener)})`)
-  if (listener === 'admin' && admin === false && m?.listener === 'admin') throw new InvalidOptionError('metrics.listener', "'admin' needs the admin listener (admin is false); use listener: 'app' to serve the metrics on the application port")
-  const path = m?.path ?? '/metrics'
-  if (typeof path !== 'string' || !path.startsWith('/') || path.includes('?')) throw new InvalidOptionError('metrics.path', `must be a path starting with '/' (got ${type(path)})`)
+  const given = record('metrics', m ?? {}, "{ listener: 'app', path: '/metrics' } or false") as MetricsOptions
+  const listener = oneOf<'app' | 'admin' | false>('metrics.listener', given.listener, ['app', 'admin', false], 'admin')
+  if (listener === 'admin' && admin === false && given.listener === 'admin') throw new InvalidOptionError('metrics.listener', "'admin' needs the admin listener (admin is false); use listener: 'app' to serve the metrics on the application port")
+  const path = given.path ?? '/metrics'
+  if (typeof path !== 'string' || !path.startsWith('/') || path.includes('?')) throw new InvalidOptionError('metrics.path', `must be a path starting with '/' (got ${show(path)})`)
   if (listener === 'app' && routes !== false && (path === routes.ready || path === routes.live)) throw new InvalidOptionError('metrics.path', `'${path}' is already a probe route; choose another path`)
-  const registry = m?.registry
-  if (registry !== undefined && (typeof registry !== 'object' || registry === null || typeof (registry as Partial<PromRegistryLike>).registerMetric !== 'function')) {
-    throw new InvalidOptionError('metrics.registry', `must be a prom-client Registry, e.g. (await import('prom-client')).register (got ${type(registry)})`)
-  }
+  const registry = given.registry === undefined ? undefined : withMethods<PromRegistryLike>('metrics.registry', given.registry, ['registerMetric'], "a prom-client Registry, e.g. (await import('prom-client')).register,")
   return { listener, path, registry }
 }

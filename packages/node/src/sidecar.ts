@@ -1,6 +1,6 @@
 import { envoySidecar } from '@lameduck/envoy'
-import { InvalidOptionError, SHUTDOWN_DEFAULTS, assertDuration } from '@lameduck/core'
-import { type, type LameduckOptions, type ResolvedSidecar, type SidecarSteps } from './options.ts'
+import { InvalidOptionError, duration, fn, record } from '@lameduck/core'
+import { type LameduckOptions, type ResolvedSidecar, type SidecarSteps } from './options.ts'
 
 function isSteps (sc: object): sc is SidecarSteps {
   return !('envoyAdmin' in sc) && ('beforeRegister' in sc || 'afterWindow' in sc)
@@ -15,7 +15,7 @@ function isSteps (sc: object): sc is SidecarSteps {
  */
 export function resolveSidecar (sc: LameduckOptions['sidecar']): ResolvedSidecar | false {
   if (sc === undefined || sc === false) return false
-  if (typeof sc !== 'object' || sc === null) throw new InvalidOptionError('sidecar', `must be an object like { envoyAdmin: 'http://127.0.0.1:15000' }, a steps object { beforeRegister, afterWindow, close }, or false (got ${type(sc)})`)
+  record('sidecar', sc, "{ envoyAdmin: 'http://127.0.0.1:15000' }, a steps object { beforeRegister, afterWindow, close }, or false")
   if (isSteps(sc)) {
     for (const name of ['beforeRegister', 'afterWindow'] as const) {
       const list = sc[name]
@@ -23,14 +23,12 @@ export function resolveSidecar (sc: LameduckOptions['sidecar']): ResolvedSidecar
         throw new InvalidOptionError(`sidecar.${name}`, 'must be an array of { name, run(ctx) } steps')
       }
     }
-    if (sc.close !== undefined && typeof sc.close !== 'function') throw new InvalidOptionError('sidecar.close', `must be a function (got ${type(sc.close)})`)
-    const drainTimeoutMs = sc.drainTimeoutMs ?? 0
-    assertDuration('sidecar.drainTimeoutMs', drainTimeoutMs)
-    return { beforeRegister: sc.beforeRegister ?? [], afterWindow: sc.afterWindow ?? [], close: async () => { await sc.close?.() }, drainTimeoutMs }
+    const close = sc.close === undefined ? undefined : fn<() => Promise<void>>('sidecar.close', sc.close, 'async () => client.close()')
+    const drainTimeoutMs = duration('sidecar.drainTimeoutMs', sc.drainTimeoutMs, 0)
+    return { beforeRegister: sc.beforeRegister ?? [], afterWindow: sc.afterWindow ?? [], close: async () => { await close?.() }, drainTimeoutMs }
   }
-  if (typeof sc.envoyAdmin !== 'string' || !URL.canParse(sc.envoyAdmin)) throw new InvalidOptionError('sidecar.envoyAdmin', `must be the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (got ${type((sc as { envoyAdmin?: unknown }).envoyAdmin)})`)
-  const drainTimeoutMs = sc.drainTimeoutMs ?? SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs
-  assertDuration('sidecar.drainTimeoutMs', drainTimeoutMs)
+  // envoySidecar() checks its own options (named sidecar.*); here only what this host adds: the URL is required.
+  if ((sc as { envoyAdmin?: unknown }).envoyAdmin === undefined) throw new InvalidOptionError('sidecar.envoyAdmin', "required: the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (or give a steps object { beforeRegister, afterWindow, close })")
   const envoy = envoySidecar(sc)
   return { beforeRegister: envoy.beforeRegister, afterWindow: envoy.afterWindow, close: () => envoy.close(), drainTimeoutMs: envoy.options.drainTimeoutMs }
 }

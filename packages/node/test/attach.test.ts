@@ -114,9 +114,20 @@ test('invalid options name the option: logger, serveRoutes, terminate, sidecar s
   const server = createServer()
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ logger: console.log }, /^logger: must be a pino-compatible logger/],
-    [{ serveRoutes: 'yes' }, /^serveRoutes: must be a boolean/],
+    [{ serveRoutes: 'yes' }, /^serveRoutes: must be true or false, got 'yes'$/],
     [{ terminate: 1 }, /^terminate: must be a function/],
-    [{ sidecar: { afterWindow: [{}] } }, /^sidecar\.afterWindow: must be an array of \{ name, run\(ctx\) \} steps/]
+    [{ sidecar: { afterWindow: [{}] } }, /^sidecar\.afterWindow: must be an array of \{ name, run\(ctx\) \} steps/],
+    // Checked once, by core's resolveLifecycleOptions() or envoySidecar(), under the name the user wrote.
+    [{ delayMs: -1 }, /^delayMs: must be a non-negative number of milliseconds, got number -1$/],
+    [{ delay: -1 }, /^delay: must be a non-negative number of milliseconds/],
+    [{ delay: 5, delayMs: 6 }, /^delay: is the deprecated name of 'delayMs'; set only 'delayMs'/],
+    [{ weight: -1 }, /^weight: must be a non-negative number/],
+    [{ registry: {} }, /^registry: must implement register\(\), deregister\(\) and close\(\)/],
+    [{ sidecar: { envoyAdmin: 'ftp://127.0.0.1:15000' } }, /^sidecar\.envoyAdmin: must be an http:\/\/ or https:\/\/ URL/],
+    [{ sidecar: { envoyAdmin: 'http://127.0.0.1:15000', drainTimeoutMs: -1 } }, /^sidecar\.drainTimeoutMs: must be a non-negative number/],
+    [{ sidecar: { waitReady: true } }, /^sidecar\.envoyAdmin: required: the Envoy admin URL/],
+    [{ admin: { port: 70000 } }, /^admin\.port: must be an integer from 0 to 65535, got number 70000$/],
+    [{ windos: 'kubernetes' }, /^windos: unknown option \(did you mean 'windows'\?\)/]
   ]
   for (const [extra, message] of cases) {
     await assert.rejects(attach(server, { service: 'x', signals: false, admin: false, ...extra } as never), (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && message.test(err.message))

@@ -134,3 +134,19 @@ test('node:cluster: SIGTERM to the primary (all kubelet sends) runs every worker
     assert.deepEqual(pod.lines.filter((l) => l.event === 'state' && l.worker === w).map((l) => l.to).slice(-4), ['draining', 'offline', 'closing', 'stopped'], `worker ${w}`)
   }
 })
+
+test('clusterAdmin() checks its options as attach() checks admin, named as written here', async () => {
+  const { clusterAdmin } = await import('@lameduck/node')
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ host: '0.0.0.0' }, /^token: required when host is not loopback \('0\.0\.0\.0'\)/],
+    [{ host: 'example.com' }, /^host: must be an IP address to bind/],
+    [{ port: 70000 }, /^port: must be an integer from 0 to 65535, got number 70000$/],
+    [{ token: 'secret-token\n' }, /^token: must be printable ASCII/],
+    [{ signals: ['SIGTREM'] }, /^signals: must be an array of signal names/],
+    [{ logger: {} }, /^logger: must be a pino-compatible logger/],
+    [{ tokn: 'x' }, /^tokn: unknown option \(did you mean 'token'\?\)/]
+  ]
+  for (const [options, message] of cases) {
+    await assert.rejects(clusterAdmin(options as never), (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && message.test(err.message), JSON.stringify(options))
+  }
+})

@@ -90,7 +90,7 @@ test('invalid metrics options name the option', async () => {
   const server = createServer()
   const cases: Array<[unknown, RegExp]> = [
     ['yes', /^metrics: must be an object/],
-    [{ listener: 'public' }, /^metrics\.listener: must be 'app', 'admin' or false/],
+    [{ listener: 'public' }, /^metrics\.listener: must be one of 'app', 'admin', false; got 'public'$/],
     [{ path: 'metrics' }, /^metrics\.path: must be a path starting with '\/'/],
     [{ listener: 'app', path: '/health/ready' }, /^metrics\.path: '\/health\/ready' is already a probe route/],
     [{ registry: {} }, /^metrics\.registry: must be a prom-client Registry/]

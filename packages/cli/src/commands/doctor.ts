@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises'
-import { InvalidOptionError, WINDOW_PRESETS, propagationWindow } from '@lameduck/core'
+import { WINDOW_PRESETS, oneOf } from '@lameduck/core'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
-import { msFlag, parseFlags, stringFlag, UsageError } from '../args.ts'
+import { checkFlag, msFlag, parseFlags, stringFlag, UsageError } from '../args.ts'
 import { checkObjects } from '../doctor/checks.ts'
 import { loadManifests, ManifestError, type ManifestObject } from '../doctor/manifest.ts'
 import { renderText, summarize } from '../doctor/report.ts'
 import { SIDECAR_FLAGS, type SidecarFlag } from '../doctor/sidecar.ts'
-import { parseWindowsValue } from '../doctor/windows.ts'
+import { windowsFlag } from '../doctor/windows.ts'
 
 const help = `Usage: lameduck doctor FILE.yaml... | - [--windows PRESET] [--max-request-ms N]
                       [--sidecar istio|native|none] [--strict] [--json]
@@ -70,19 +70,10 @@ async function run (ctx: CommandContext): Promise<number> {
   }, true)
   if (positionals.length === 0) throw new UsageError('give the manifest to check: lameduck doctor FILE.yaml (or - for stdin)')
   const rawWindows = stringFlag(values, 'windows')
-  let windows
-  if (rawWindows !== undefined) {
-    try {
-      windows = parseWindowsValue(rawWindows, '--windows')
-      propagationWindow(windows, '--windows')
-    } catch (err) {
-      if (err instanceof InvalidOptionError) throw new UsageError(err.message)
-      throw err
-    }
-  }
+  const window = rawWindows === undefined ? undefined : checkFlag(() => windowsFlag(rawWindows))
   const maxRequestMs = msFlag(values, 'max-request-ms')
-  const sidecar = stringFlag(values, 'sidecar')
-  if (sidecar !== undefined && !(SIDECAR_FLAGS as readonly string[]).includes(sidecar)) throw new UsageError(`--sidecar must be one of ${SIDECAR_FLAGS.join(', ')} (got '${sidecar}')`)
+  const rawSidecar = stringFlag(values, 'sidecar')
+  const sidecar = rawSidecar === undefined ? undefined : checkFlag(() => oneOf<SidecarFlag>('--sidecar', rawSidecar, SIDECAR_FLAGS, 'none'))
 
   const objects: ManifestObject[] = []
   for (const file of positionals) {
@@ -104,7 +95,7 @@ async function run (ctx: CommandContext): Promise<number> {
     }
   }
 
-  const { findings, checked, workloads } = checkObjects(objects, { windows, maxRequestMs, sidecar: sidecar as SidecarFlag | undefined })
+  const { findings, checked, workloads } = checkObjects(objects, { window, maxRequestMs, sidecar })
   const files = positionals.map((f) => (f === '-' ? '<stdin>' : f))
   const result = summarize(files, checked, findings, values.strict === true)
   if (values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n')

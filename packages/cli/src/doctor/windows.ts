@@ -19,7 +19,8 @@ export interface WindowChoice {
 }
 
 export interface WindowFlags {
-  windows?: WindowsInput
+  /** --windows, resolved once by the command (every pod is checked against it). */
+  window?: PropagationWindow
   maxRequestMs?: number
 }
 
@@ -34,12 +35,17 @@ export function parseWindowsValue (raw: string, option: string): WindowsInput {
   }
 }
 
+/** The --windows flag (a preset or JSON parts) as a window; InvalidOptionError naming --windows otherwise. */
+export function windowsFlag (raw: string): PropagationWindow {
+  return propagationWindow(parseWindowsValue(raw, '--windows'), '--windows')
+}
+
 export function chooseWindow (pod: PodTemplate, apps: Container[], flags: WindowFlags): WindowChoice {
   const problems: WindowChoice['problems'] = []
   let window: PropagationWindow | undefined
   let source = ''
-  if (flags.windows !== undefined) {
-    window = propagationWindow(flags.windows, '--windows')
+  if (flags.window !== undefined) {
+    window = flags.window
     source = '--windows'
   }
   const annotation = find(pod, WINDOWS_ANNOTATION)

@@ -1,7 +1,7 @@
 // `lameduck-devkit envoy`: the local Envoy as a process. Like Envoy, SIGTERM/SIGINT and
 // `POST /quitquitquit` stop it at once, without a drain period.
 import { parseArgs } from 'node:util'
-import { LameduckError } from '@lameduck/core'
+import { asFlags, cliFailure } from '../flags.ts'
 import { startEnvoy } from './local-envoy.ts'
 import type { EnvoyOptions } from './options.ts'
 
@@ -38,6 +38,24 @@ Example:
   curl -s 'localhost:15000/stats?usedonly&filter=downstream_cx_active$'
 `
 
+/** Option → the flag that sets it, so a bad value is reported under the flag typed. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  listen: '--listen',
+  upstream: '--upstream',
+  admin: '--admin',
+  host: '--host',
+  adminHost: '--host',
+  drainTimeMs: '--drain-time-s',
+  drainStrategy: '--drain-strategy',
+  initializeDelayMs: '--initialize-delay-ms',
+  concurrency: '--concurrency',
+  statPrefix: '--stat-prefix',
+  retryOn: '--retry-on',
+  upstreamRetries: '--retries',
+  outbound: '--outbound',
+  outboundListen: '--outbound-listen'
+} satisfies Partial<Record<keyof EnvoyOptions, string>>
+
 export interface EnvoyCliIo {
   stdout?: NodeJS.WritableStream
   stderr?: NodeJS.WritableStream
@@ -60,11 +78,11 @@ export async function runEnvoyCli (argv: string[], io: EnvoyCliIo = {}): Promise
 
   let envoy
   try {
-    envoy = await startEnvoy(options)
+    envoy = await asFlags(FLAG_OF, () => startEnvoy(options as EnvoyOptions))
   } catch (err) {
-    const usage = err instanceof LameduckError && err.code === 'LAMEDUCK_ERR_INVALID_OPTION'
-    stderr.write(`lameduck-devkit envoy: ${(err as Error).message}\n`)
-    return usage ? 2 : 1
+    const { code, message } = cliFailure('envoy', err)
+    stderr.write(message)
+    return code
   }
   stdout.write(`envoy listening on ${envoy.url} -> ${options.upstream}\n`)
   if (envoy.outboundUrl !== null) stdout.write(`envoy outbound listening on ${envoy.outboundUrl} -> ${options.outbound}\n`)

@@ -1,6 +1,7 @@
 // `lameduck-devkit eureka [...]`: runs the local Eureka server until SIGINT/SIGTERM.
 import { parseArgs } from 'node:util'
-import { InvalidOptionError, type Logger } from '@lameduck/core'
+import { count, type Logger } from '@lameduck/core'
+import { asFlags, numeric } from '../flags.ts'
 import { EUREKA_SERVER_DEFAULTS, type EurekaServerOptions } from './options.ts'
 import { startEurekaCluster } from './cluster.ts'
 import { startEureka, type EurekaServer } from './server.ts'
@@ -49,6 +50,16 @@ const durationFlags = {
   'replication-batch-ms': 'replicationBatchMs'
 } as const satisfies Record<string, keyof EurekaServerOptions>
 
+/** Option → the flag that sets it, so an out-of-range value is reported under the flag typed. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(durationFlags).map(([flag, option]) => [option, `--${flag}`])),
+  port: '--port',
+  host: '--host',
+  renewalPercentThreshold: '--renewal-percent-threshold',
+  peerUrls: '--peer',
+  peers: '--peers'
+}
+
 /** Parses argv (without `eureka`), starts the server, prints its address, and resolves after SIGINT/SIGTERM closed it. */
 export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promise<void> {
   const stdout = io.stdout ?? process.stdout
@@ -60,11 +71,11 @@ export async function runEurekaCli (argv: string[], io: EurekaCliIo = {}): Promi
   let closeAll: () => Promise<void>
   if (peers > 1) {
     const { peerUrls: _peerUrls, ...clusterOptions } = options
-    const cluster = await startEurekaCluster({ ...clusterOptions, peers })
+    const cluster = await asFlags(FLAG_OF, () => startEurekaCluster({ ...clusterOptions, peers }))
     servers = cluster.servers
     closeAll = () => cluster.close()
   } else {
-    const server = await startEureka(options)
+    const server = await asFlags(FLAG_OF, () => startEureka(options))
     servers = [server]
     closeAll = () => server.close()
   }
@@ -103,7 +114,7 @@ function parseEurekaArgs (argv: string[], stdout: { write(s: string): unknown },
   })
   if (values.help) return 'help'
   const options: EurekaServerOptions = {
-    port: integer('--port', values.port as string),
+    port: numeric('--port', values.port as string),
     host: values.host as string,
     useReadOnlyCache: values['readonly-cache'] as boolean,
     disableDelta: values['disable-delta'] as boolean,
@@ -113,12 +124,12 @@ function parseEurekaArgs (argv: string[], stdout: { write(s: string): unknown },
     peerUrls: values.peer as string[],
     logger: lineLogger(stdout, stderr, values.verbose as boolean)
   }
-  if (typeof values['renewal-percent-threshold'] === 'string') options.renewalPercentThreshold = Number(values['renewal-percent-threshold'])
+  if (typeof values['renewal-percent-threshold'] === 'string') options.renewalPercentThreshold = numeric('--renewal-percent-threshold', values['renewal-percent-threshold'])
   for (const [flag, option] of Object.entries(durationFlags)) {
     const raw = (values as Record<string, unknown>)[flag]
-    if (typeof raw === 'string') options[option] = integer(`--${flag}`, raw)
+    if (typeof raw === 'string') options[option] = numeric(`--${flag}`, raw)
   }
-  return { options, peers: integer('--peers', values.peers as string) }
+  return { options, peers: count('--peers', numeric('--peers', values.peers as string), 1, { min: 1 }) }
 }
 
 /** Resolves on SIGINT, SIGTERM or `signal`. */
@@ -135,12 +146,6 @@ function untilStopped (signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) stop()
     else signal?.addEventListener('abort', stop, { once: true })
   })
-}
-
-function integer (flag: string, raw: string): number {
-  const n = Number(raw)
-  if (raw.trim() === '' || !Number.isInteger(n) || n < 0) throw new InvalidOptionError(flag, `must be a non-negative integer, got '${raw}'`)
-  return n
 }
 
 function lineLogger (stdout: { write(s: string): unknown }, stderr: { write(s: string): unknown }, verbose: boolean): Logger {

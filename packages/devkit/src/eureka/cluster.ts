@@ -1,6 +1,6 @@
 // Eureka servers that replicate to each other (a peer cluster, every server in every
 // other's peer list), as eureka.client.service-url lists them on real servers.
-import { InvalidOptionError } from '@lameduck/core'
+import { count } from '@lameduck/core'
 import type { EurekaServerOptions } from './options.ts'
 import { startEureka, type EurekaServer } from './server.ts'
 
@@ -17,8 +17,8 @@ export interface EurekaCluster {
 }
 
 export async function startEurekaCluster (options: EurekaClusterOptions = {}): Promise<EurekaCluster> {
-  const { peers = 2, ...serverOptions } = options
-  if (!Number.isInteger(peers) || peers < 2) throw new InvalidOptionError('peers', `must be an integer >= 2 (one server is startEureka()), got ${String(peers)}`)
+  const { peers: given, ...serverOptions } = options
+  const peers = count('peers', given, 2, { min: 2 }) // one server is startEureka()
   const servers: EurekaServer[] = []
   try {
     for (let i = 0; i < peers; i++) {

@@ -1,4 +1,4 @@
-import { assertDuration, InvalidOptionError, silentLogger, systemClock, type Clock, type Logger } from '@lameduck/core'
+import { checkKeys, count, duration, flag, InvalidOptionError, number, record, show, silentLogger, systemClock, url, withMethods, type Clock, type Logger } from '@lameduck/core'
 
 /** Options of the local Eureka server. Every duration is in ms so tests can shrink them. */
 export interface EurekaServerOptions {
@@ -92,48 +92,44 @@ export const EUREKA_SERVER_DEFAULTS = {
   renewalThresholdUpdateIntervalMs: 900_000
 } as const
 
+/** Every option, checked against the type by the compiler. */
+const KNOWN = {
+  ...Object.fromEntries(Object.keys(EUREKA_SERVER_DEFAULTS).map((k) => [k, true])) as Record<keyof typeof EUREKA_SERVER_DEFAULTS, true>,
+  strict: true,
+  peerUrls: true,
+  logger: true,
+  clock: true
+} satisfies Record<keyof EurekaServerOptions, true>
+
 const PERIODS = ['responseCacheUpdateIntervalMs', 'deltaRetentionTimerIntervalInMs', 'evictionIntervalTimerInMs', 'renewsMeasureIntervalMs', 'renewalThresholdUpdateIntervalMs'] as const
-const DURATIONS = ['responseCacheAutoExpirationMs', 'retentionTimeInMSInDeltaQueue', 'defaultLeaseDurationMs'] as const
-const BOOLEANS = ['useReadOnlyCache', 'disableDelta', 'leaseExpiryBug', 'selfPreservation', 'strict'] as const
+const DURATIONS = ['responseCacheAutoExpirationMs', 'retentionTimeInMSInDeltaQueue', 'defaultLeaseDurationMs', 'replicationBatchMs'] as const
+const BOOLEANS = ['useReadOnlyCache', 'disableDelta', 'leaseExpiryBug', 'selfPreservation'] as const
 
 export function resolveEurekaServerOptions (options: EurekaServerOptions = {}): ResolvedEurekaServerOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('startEureka', 'options must be an object')
-  const known = new Set<string>([...Object.keys(EUREKA_SERVER_DEFAULTS), 'strict', 'logger', 'clock', 'peerUrls'])
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new InvalidOptionError(key, `unknown option; known options are ${[...known].join(', ')}`)
+  record('startEureka', options, '{ port: 8761 }')
+  checkKeys('', options, KNOWN)
+  const d = EUREKA_SERVER_DEFAULTS
+  const each = <K extends string, V>(keys: readonly K[], check: (key: K) => V): Record<K, V> => Object.fromEntries(keys.map((k) => [k, check(k)])) as Record<K, V>
+  const host = options.host ?? d.host
+  if (typeof host !== 'string' || host === '') throw new InvalidOptionError('host', `must be a non-empty string such as '127.0.0.1', got ${show(host)}`)
+  return {
+    host,
+    port: count('port', options.port, d.port, { max: 65_535 }),
+    // Periods of timers: 0 would spin.
+    ...each(PERIODS, (k) => duration(k, options[k], d[k], { positive: true })),
+    ...each(DURATIONS, (k) => duration(k, options[k], d[k])),
+    ...each(BOOLEANS, (k) => flag(k, options[k], d[k])),
+    strict: flag('strict', options.strict, false),
+    renewalPercentThreshold: number('renewalPercentThreshold', options.renewalPercentThreshold, d.renewalPercentThreshold, { max: 1, hint: " (Eureka's default is 0.85)" }),
+    expectedClientRenewalIntervalSeconds: number('expectedClientRenewalIntervalSeconds', options.expectedClientRenewalIntervalSeconds, d.expectedClientRenewalIntervalSeconds, { above: true, hint: ' (seconds)' }),
+    peerUrls: peerUrls(options.peerUrls),
+    logger: withMethods<Logger>('logger', options.logger ?? silentLogger, ['info', 'warn'], 'a pino-compatible logger'),
+    clock: withMethods<Clock>('clock', options.clock ?? systemClock, ['now', 'setTimeout', 'clearTimeout'], 'a Clock (systemClock or virtualClock())')
   }
-  const o = { ...EUREKA_SERVER_DEFAULTS, strict: false, logger: silentLogger, clock: systemClock, ...stripUndefined(options), peerUrls: peerUrls(options.peerUrls) }
-  assertDuration('replicationBatchMs', o.replicationBatchMs)
-  if (typeof o.host !== 'string' || o.host === '') throw new InvalidOptionError('host', `must be a non-empty string such as '127.0.0.1', got ${JSON.stringify(o.host)}`)
-  if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65_535) throw new InvalidOptionError('port', `must be an integer from 0 to 65535 (0 picks a free port), got ${JSON.stringify(o.port)}`)
-  for (const key of PERIODS) {
-    assertDuration(key, o[key])
-    if (o[key] < 1) throw new InvalidOptionError(key, 'must be at least 1 ms: it is the period of a timer')
-  }
-  for (const key of DURATIONS) assertDuration(key, o[key])
-  for (const key of BOOLEANS) {
-    if (typeof o[key] !== 'boolean') throw new InvalidOptionError(key, `must be true or false, got ${JSON.stringify(o[key])}`)
-  }
-  if (typeof o.renewalPercentThreshold !== 'number' || !(o.renewalPercentThreshold >= 0 && o.renewalPercentThreshold <= 1)) {
-    throw new InvalidOptionError('renewalPercentThreshold', `must be a number from 0 to 1 (Eureka's default is 0.85), got ${JSON.stringify(o.renewalPercentThreshold)}`)
-  }
-  if (typeof o.expectedClientRenewalIntervalSeconds !== 'number' || !(o.expectedClientRenewalIntervalSeconds > 0)) {
-    throw new InvalidOptionError('expectedClientRenewalIntervalSeconds', `must be a positive number of seconds, got ${JSON.stringify(o.expectedClientRenewalIntervalSeconds)}`)
-  }
-  return o
 }
 
 function peerUrls (value: unknown): string[] {
   if (value === undefined) return []
-  if (!Array.isArray(value)) throw new InvalidOptionError('peerUrls', `must be an array of peer base URLs like 'http://127.0.0.1:8762/eureka', got ${JSON.stringify(value)}`)
-  return value.map((v) => {
-    let url: URL
-    try { url = new URL(String(v)) } catch { throw new InvalidOptionError('peerUrls', `must be http:// URLs like 'http://127.0.0.1:8762/eureka', got ${JSON.stringify(v)}`) }
-    if (url.protocol !== 'http:') throw new InvalidOptionError('peerUrls', `must be http:// URLs, got '${url.href}'`)
-    return url.href.replace(/\/+$/, '')
-  })
-}
-
-function stripUndefined<T extends object> (o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+  if (!Array.isArray(value)) throw new InvalidOptionError('peerUrls', `must be an array of peer base URLs like 'http://127.0.0.1:8762/eureka', got ${show(value)}`)
+  return value.map((v, i) => url(`peerUrls[${i}]`, v, 'http://127.0.0.1:8762/eureka').href.replace(/\/+$/, ''))
 }

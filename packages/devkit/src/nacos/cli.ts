@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { InvalidOptionError, type Logger } from '@lameduck/core'
+import { asFlags, numeric } from '../flags.ts'
 import { startNacosCluster, type NacosClusterOptions } from './cluster.ts'
 import type { NacosServerOptions } from './options.ts'
 import { startNacos, type NacosServer } from './server.ts'
@@ -53,6 +54,18 @@ const DURATION_FLAGS = {
   'check-interval-ms': 'checkIntervalMs'
 } as const satisfies Record<string, keyof NacosServerOptions>
 
+/** Option → the flag that sets it, so an out-of-range value is reported under the flag typed. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(DURATION_FLAGS).map(([flag, option]) => [option, `--${flag}`])),
+  host: '--host',
+  port: '--port',
+  pushTo: '--push-to',
+  pushRetries: '--push-retries',
+  nodes: '--nodes',
+  distroSyncDelayMs: '--distro-sync-delay-ms',
+  protectThreshold: '--protect-threshold'
+}
+
 /** Parses `lameduck-devkit nacos` arguments into server options (throws InvalidOptionError naming the flag). */
 export function parseNacosArgs (argv: string[]): { options: NacosClusterOptions, help: boolean, quiet: boolean } {
   let parsed
@@ -84,9 +97,7 @@ export function parseNacosArgs (argv: string[]): { options: NacosClusterOptions,
   const num = (flag: string): number | undefined => {
     const raw = v[flag]
     if (raw === undefined) return undefined
-    const n = Number(raw)
-    if (raw === '' || typeof raw !== 'string' || !Number.isFinite(n)) throw new InvalidOptionError(`--${flag}`, `expected a number, got '${String(raw)}'`)
-    return n
+    return numeric(`--${flag}`, String(raw))
   }
   const options: NacosClusterOptions = { port: num('port') ?? 8848 }
   const nodes = num('nodes')
@@ -125,13 +136,13 @@ export async function runNacosCli (argv: string[], io: CliIo = defaultIo): Promi
   let server: NacosServer
   let all: NacosServer[]
   if (nodes > 1) {
-    const cluster = await startNacosCluster({ ...options, nodes, distroSyncDelayMs, logger })
+    const cluster = await asFlags(FLAG_OF, () => startNacosCluster({ ...options, nodes, distroSyncDelayMs, logger }))
     all = cluster.nodes
     // The first node stands for the cluster: closing it closes every node.
     server = { ...all[0]!, close: () => cluster.close() }
     io.out(`nacos cluster of ${nodes} nodes, serverList ${cluster.serverList} (distro sync ${distroSyncDelayMs ?? 1000} ms)`)
   } else {
-    server = await startNacos({ ...options, logger })
+    server = await asFlags(FLAG_OF, () => startNacos({ ...options, logger }))
     all = [server]
   }
   for (const node of all) {

@@ -4,7 +4,7 @@
 // (DistroConstants.DEFAULT_DATA_SYNC_DELAY_MILLISECONDS). A node checks only the beats
 // of instances written to it; the others' copies follow their owner's changes. The SDK,
 // given every node in `serverList`, reads and writes a random node per request.
-import { InvalidOptionError } from '@lameduck/core'
+import { count as checkCount, duration } from '@lameduck/core'
 import type { DistroOp } from './naming-store.ts'
 import type { NacosServerOptions } from './options.ts'
 import { startNacosNode, type NacosNode, type NacosServer } from './server.ts'
@@ -26,11 +26,9 @@ export interface NacosCluster {
 }
 
 export async function startNacosCluster (options: NacosClusterOptions = {}): Promise<NacosCluster> {
-  const { nodes: count = 2, distroSyncDelayMs = 1_000, ...serverOptions } = options
-  if (!Number.isInteger(count) || count < 2) throw new InvalidOptionError('nodes', `must be an integer >= 2 (one node is startNacos()), got ${String(count)}`)
-  if (typeof distroSyncDelayMs !== 'number' || !Number.isFinite(distroSyncDelayMs) || distroSyncDelayMs < 0) {
-    throw new InvalidOptionError('distroSyncDelayMs', `must be a non-negative number of milliseconds, got ${String(distroSyncDelayMs)}`)
-  }
+  const { nodes: given, distroSyncDelayMs: syncDelay, ...serverOptions } = options
+  const count = checkCount('nodes', given, 2, { min: 2 }) // one node is startNacos()
+  const distroSyncDelayMs = duration('distroSyncDelayMs', syncDelay, 1_000)
   const members: NacosNode[] = []
   const timers = new Set<NodeJS.Timeout>()
   const sync = (from: number) => (op: DistroOp): void => {

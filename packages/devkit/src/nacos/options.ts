@@ -1,4 +1,4 @@
-import { checkKeys, InvalidOptionError, silentLogger, type Logger } from '@lameduck/core'
+import { checkKeys, count, duration, flag, InvalidOptionError, number, oneOf, record, show, silentLogger, withMethods, type Logger } from '@lameduck/core'
 
 // Options of the local Nacos naming server. Defaults are those of a Nacos 2.x
 // server; every duration can be scaled down so tests run in seconds.
@@ -62,7 +62,6 @@ export interface ResolvedNacosServerOptions {
   logger: Logger
 }
 
-const DURATIONS = ['cacheMillis', 'pushDelayMs', 'pushCheckIntervalMs', 'pushAckTimeoutMs', 'subscriberTtlMs', 'clientBeatIntervalMs', 'heartBeatTimeoutMs', 'ipDeleteTimeoutMs', 'checkIntervalMs'] as const
 /** Every option, checked against the type by the compiler. */
 const KNOWN = {
   host: true,
@@ -85,60 +84,36 @@ const KNOWN = {
 } satisfies Record<keyof NacosServerOptions, true>
 
 export function resolveServerOptions (options: NacosServerOptions = {}): ResolvedNacosServerOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('startNacos', 'options must be an object')
+  record('startNacos', options, '{ port: 8848 }')
   checkKeys('startNacos', options, KNOWN)
-  for (const key of DURATIONS) {
-    const value = options[key]
-    if (value === undefined) continue
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      throw new InvalidOptionError(key, `must be a non-negative number of milliseconds, got ${String(value)}`)
-    }
-  }
-  for (const key of ['cacheMillis', 'checkIntervalMs', 'pushCheckIntervalMs', 'pushAckTimeoutMs', 'clientBeatIntervalMs'] as const) {
-    if (options[key] === 0) throw new InvalidOptionError(key, 'must be greater than 0')
-  }
-  const port = options.port ?? 0
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError('port', `must be an integer from 0 to 65535, got ${String(port)}`)
+  // Periods and timeouts of timers: 0 would spin or time out at once.
+  const positive = (key: 'cacheMillis' | 'checkIntervalMs' | 'pushCheckIntervalMs' | 'pushAckTimeoutMs' | 'clientBeatIntervalMs', fallback: number): number =>
+    duration(key, options[key], fallback, { positive: true })
   const host = options.host ?? '127.0.0.1'
-  if (typeof host !== 'string' || host === '') throw new InvalidOptionError('host', 'must be a non-empty string such as 127.0.0.1')
-  const pushTo = options.pushTo ?? 'client-ip'
-  if (pushTo !== 'client-ip' && pushTo !== 'peer') throw new InvalidOptionError('pushTo', `must be 'client-ip' or 'peer', got ${String(pushTo)}`)
-  const pushRetries = options.pushRetries ?? 1
-  if (!Number.isInteger(pushRetries) || pushRetries < 0) throw new InvalidOptionError('pushRetries', `must be a non-negative integer, got ${String(pushRetries)}`)
-  const protectThreshold = options.protectThreshold ?? 0
-  if (protectThreshold !== false && (typeof protectThreshold !== 'number' || !(protectThreshold >= 0 && protectThreshold <= 1))) {
-    throw new InvalidOptionError('protectThreshold', `must be a number from 0 to 1, or false to turn protection off; got ${String(protectThreshold)}`)
-  }
-  for (const key of ['push', 'beatReregister'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'boolean') throw new InvalidOptionError(key, `must be a boolean, got ${String(options[key])}`)
-  }
-  const logger = options.logger ?? silentLogger
-  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
-    if (typeof logger[level] !== 'function') throw new InvalidOptionError('logger', `must be a pino-compatible logger with a ${level}() method`)
-  }
-  const cacheMillis = options.cacheMillis ?? 10_000
-  const heartBeatTimeoutMs = options.heartBeatTimeoutMs ?? 15_000
-  const ipDeleteTimeoutMs = options.ipDeleteTimeoutMs ?? 30_000
+  if (typeof host !== 'string' || host === '') throw new InvalidOptionError('host', `must be a non-empty string such as '127.0.0.1', got ${show(host)}`)
+  const cacheMillis = positive('cacheMillis', 10_000)
+  const heartBeatTimeoutMs = duration('heartBeatTimeoutMs', options.heartBeatTimeoutMs, 15_000)
+  const ipDeleteTimeoutMs = duration('ipDeleteTimeoutMs', options.ipDeleteTimeoutMs, 30_000)
   if (ipDeleteTimeoutMs < heartBeatTimeoutMs) {
     throw new InvalidOptionError('ipDeleteTimeoutMs', `must not be shorter than heartBeatTimeoutMs (${heartBeatTimeoutMs} ms), got ${ipDeleteTimeoutMs}`)
   }
   return {
     host,
-    port,
+    port: count('port', options.port, 0, { max: 65535 }),
     cacheMillis,
-    push: options.push ?? true,
-    pushDelayMs: options.pushDelayMs ?? 500,
-    pushCheckIntervalMs: options.pushCheckIntervalMs ?? 100,
-    pushTo,
-    pushAckTimeoutMs: options.pushAckTimeoutMs ?? 10_000,
-    pushRetries,
-    subscriberTtlMs: options.subscriberTtlMs ?? cacheMillis + 5_000,
-    clientBeatIntervalMs: options.clientBeatIntervalMs ?? 5_000,
+    push: flag('push', options.push, true),
+    pushDelayMs: duration('pushDelayMs', options.pushDelayMs, 500),
+    pushCheckIntervalMs: positive('pushCheckIntervalMs', 100),
+    pushTo: oneOf('pushTo', options.pushTo, ['client-ip', 'peer'], 'client-ip'),
+    pushAckTimeoutMs: positive('pushAckTimeoutMs', 10_000),
+    pushRetries: count('pushRetries', options.pushRetries, 1),
+    subscriberTtlMs: duration('subscriberTtlMs', options.subscriberTtlMs, cacheMillis + 5_000),
+    clientBeatIntervalMs: positive('clientBeatIntervalMs', 5_000),
     heartBeatTimeoutMs,
     ipDeleteTimeoutMs,
-    checkIntervalMs: options.checkIntervalMs ?? 5_000,
-    protectThreshold,
-    beatReregister: options.beatReregister ?? true,
-    logger
+    checkIntervalMs: positive('checkIntervalMs', 5_000),
+    protectThreshold: options.protectThreshold === false ? false : number('protectThreshold', options.protectThreshold, 0, { max: 1, hint: ', or false to turn protection off' }),
+    beatReregister: flag('beatReregister', options.beatReregister, true),
+    logger: withMethods<Logger>('logger', options.logger ?? silentLogger, ['debug', 'info', 'warn', 'error'], 'a pino-compatible logger')
   }
 }

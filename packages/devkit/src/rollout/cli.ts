@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { asFlags, numeric } from '../flags.ts'
 import { renderChart } from './chart.ts'
 import type { RolloutOptions } from './options.ts'
 import { runRollout } from './rollout.ts'
@@ -43,6 +44,23 @@ Example:
   lameduck-devkit rollout --registry eureka --mode naive --json naive.json --chart naive.svg
 `
 
+/** Option → the flag that sets it, so a bad value is reported under the flag typed. */
+const FLAG_OF = {
+  registry: '--registry',
+  cluster: '--cluster',
+  transport: '--transport',
+  mode: '--mode',
+  providers: '--providers',
+  consumer: '--consumer',
+  rps: '--rps',
+  scale: '--scale',
+  sleepSeconds: '--sleep-s',
+  gracePeriodSeconds: '--grace-s',
+  endpointLagMs: '--endpoint-lag-ms',
+  maxSurge: '--max-surge',
+  maxUnavailable: '--max-unavailable'
+} satisfies Partial<Record<keyof RolloutOptions, string>>
+
 export async function runRolloutCli (argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -71,28 +89,28 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
   })
   if (values.help) { out(ROLLOUT_USAGE); return 0 }
   if (values.registry?.endsWith('-real')) return realRollout(argv, out)
-  const n = (v: string | undefined): number | undefined => v === undefined ? undefined : Number(v)
+  const n = (v: string | undefined, flag: string): number | undefined => v === undefined ? undefined : numeric(`--${flag}`, v)
   const options: RolloutOptions = {
     registry: values.registry as RolloutOptions['registry'],
     sidecar: values.sidecar,
-    cluster: n(values.cluster),
+    cluster: n(values.cluster, 'cluster'),
     nacosPush: values['no-push'] ? false : undefined,
     exitOnZeroActiveConnections: values['exit-on-zero-active-connections'],
     transport: values.transport as RolloutOptions['transport'],
     mode: values.mode as RolloutOptions['mode'],
-    providers: n(values.providers),
+    providers: n(values.providers, 'providers'),
     consumer: values.consumer as RolloutOptions['consumer'],
-    rps: n(values.rps),
-    scale: n(values.scale),
-    sleepSeconds: n(values['sleep-s']),
-    gracePeriodSeconds: n(values['grace-s']),
-    endpointLagMs: n(values['endpoint-lag-ms']),
-    maxSurge: n(values['max-surge']),
-    maxUnavailable: n(values['max-unavailable']),
+    rps: n(values.rps, 'rps'),
+    scale: n(values.scale, 'scale'),
+    sleepSeconds: n(values['sleep-s'], 'sleep-s'),
+    gracePeriodSeconds: n(values['grace-s'], 'grace-s'),
+    endpointLagMs: n(values['endpoint-lag-ms'], 'endpoint-lag-ms'),
+    maxSurge: n(values['max-surge'], 'max-surge'),
+    maxUnavailable: n(values['max-unavailable'], 'max-unavailable'),
     ...(values.quiet ? {} : { log: (line: string) => out(`${new Date().toISOString().slice(11, 23)}  ${line}\n`) })
   }
   for (const [k, v] of Object.entries(options)) if (v === undefined) delete (options as Record<string, unknown>)[k]
-  const report = await runRollout(options)
+  const report = await asFlags(FLAG_OF, () => runRollout(options))
   const title = `${report.scenario.registry}${report.scenario.sidecar ? '+envoy' : ''} / ${report.scenario.mode}`
   out(`\n${summaryTable([{ title, report }])}\n`)
   if (values.json) { await writeFile(values.json, JSON.stringify(report, null, 2)); out(`report: ${values.json}\n`) }

@@ -4,8 +4,9 @@
 // with a chart of each cell's median run. `--record` also writes the table into the
 // README (between markers) and the chart to docs/rollout.svg.
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { InvalidOptionError } from '@lameduck/core'
+import { count } from '@lameduck/core'
 import { resolve } from 'node:path'
+import { asFlags, numeric } from '../flags.ts'
 import { renderChart } from './chart.ts'
 import type { RegistryKind, RolloutMode } from './options.ts'
 import type { RolloutReport } from './report.ts'
@@ -100,12 +101,11 @@ export async function runDemoCli (argv: string[]): Promise<void> {
   const { parseArgs } = await import('node:util')
   const { values } = parseArgs({ args: argv, options: { runs: { type: 'string' }, rps: { type: 'string' }, out: { type: 'string' }, record: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
   if (values.help) { process.stdout.write(DEMO_USAGE); return }
-  const runs = values.runs === undefined ? 1 : Number(values.runs)
-  if (!Number.isInteger(runs) || runs < 1) throw new InvalidOptionError('runs', `must be an integer ≥ 1, got ${values.runs}`)
-  await runDemo({
+  const runs = count('--runs', values.runs === undefined ? undefined : numeric('--runs', values.runs), 1, { min: 1 })
+  await asFlags({ rps: '--rps', outDir: '--out' }, () => runDemo({
     runs,
-    ...(values.rps !== undefined ? { rps: Number(values.rps) } : {}),
+    ...(values.rps !== undefined ? { rps: numeric('--rps', values.rps) } : {}),
     ...(values.out !== undefined ? { outDir: values.out } : {}),
     ...(values.record ? { record: { readme: resolve('README.md'), chartPath: resolve('docs/rollout.svg') } } : {})
-  })
+  }))
 }
