@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -88,12 +87,3 @@ export async function startApp (options: Partial<LameduckOptions> = {}): Promise
 }
 
 export { until } from '@lameduck/test-utils'
-
-/** A port nothing listens on (bound, then released). */
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
