@@ -25,8 +25,9 @@ export async function gate (): Promise<Gate> {
     if (target === null) { refused++; client.resetAndDestroy(); return }
     const upstream = connect(target, '127.0.0.1')
     sockets.add(upstream)
-    upstream.on('close', () => { sockets.delete(upstream); client.destroy() }).on('error', () => {})
-    client.on('close', () => upstream.destroy())
+    // Ends travel through the pipes (a FIN after the last byte); an error resets the other side too.
+    upstream.on('close', () => sockets.delete(upstream)).on('error', () => client.resetAndDestroy())
+    client.on('error', () => upstream.resetAndDestroy())
     client.pipe(upstream).pipe(client)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
