@@ -23,6 +23,7 @@ test('server down when the provider starts: the lifecycle keeps retrying and reg
     await until(() => problems.length >= 3, 'three failed attempts', { timeoutMs: 5_000 })
     assert.equal(lifecycle.state, 'registering')
     assert.match(problems[0]!, /registry register failed: .*(ECONNRESET|socket hang up)/)
+    assert.ok(down.refused >= 3, 'each attempt reached the address and was turned away')
     server = await startEureka({ useReadOnlyCache: false })
     down.open(server.port)
     await started
