@@ -3,26 +3,22 @@
 // instance list lose nothing; draining the sidecar when the window starts does.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
 import Fastify from 'fastify'
 import { Agent, request } from 'undici'
 import { memoryRegistry, type MemoryRegistry } from '@lameduck/core'
 import { startEnvoy, type LocalEnvoy } from '@lameduck/devkit'
 import lameduck from '@lameduck/fastify'
+import { gate } from '@lameduck/test-utils'
 import { steadyLoad, until } from '../helpers.ts'
 
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** An app behind its own local Envoy; the registry gets the Envoy's port, as a mesh pod would advertise. */
+/**
+ * An app behind its own local Envoy; the registry gets the Envoy's port, as a mesh pod would advertise.
+ * Envoy needs its upstream before the app (which needs Envoy's ports) listens: the upstream is a gate
+ * that holds its port and forwards to the app's own port-0 listener once it is up.
+ */
 async function podWithSidecar (id: string, registry: MemoryRegistry, sidecar: boolean, windowMs: number, envoyOptions: Record<string, unknown> = {}) {
-  const appPort = await freePort()
-  const envoy = await startEnvoy({ upstream: `http://127.0.0.1:${appPort}`, drainTimeMs: 600, statsFlushIntervalMs: 50, ...envoyOptions })
+  const upstream = await gate()
+  const envoy = await startEnvoy({ upstream: upstream.url(), drainTimeMs: 600, statsFlushIntervalMs: 50, ...envoyOptions })
   const app = Fastify({ logger: false })
   await app.register(lameduck, {
     service: 'orders',
@@ -37,7 +33,9 @@ async function podWithSidecar (id: string, registry: MemoryRegistry, sidecar: bo
     sidecar: sidecar ? { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 5_000, drainTimeoutMs: 3_000, checkIntervalMs: 50, connections: { method: 'json' } } : false
   })
   app.get('/work', async (_req, reply) => { reply.header('x-instance', id); return { id } })
-  await app.listen({ host: '127.0.0.1', port: appPort })
+  app.addHook('onClose', () => upstream.close())
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  upstream.open((app.server.address() as { port: number }).port)
   return { app, envoy, id }
 }
 

@@ -10,6 +10,7 @@ import Fastify from 'fastify'
 import { InvalidOptionError, memoryRegistry } from '@lameduck/core'
 import { main } from '@lameduck/cli'
 import lameduck from '@lameduck/fastify'
+import { deadPort } from '@lameduck/test-utils'
 import { forAllAsync, prng, seedFromEnv, type Random } from '../fuzz/prng.ts'
 
 /** Registers the plugin; resolves null when it registered, else the error. The app is closed either way. */
@@ -167,12 +168,14 @@ test('CLI flags: each mistake exits 2 with a message naming the flag', async () 
   }
 })
 
-test('CLI argv, fuzzed: never throws, always an exit code from the table, a message on stderr for every failure', async () => {
+test('CLI argv, fuzzed: never throws, always an exit code from the table, a message on stderr for every failure', async (t) => {
   const r = prng(seedFromEnv(20_251_130))
+  const dead = await deadPort()
+  t.after(dead.close)
   const commands = ['prestop', 'wait-ready', 'wait-drained', 'envoy-drain', 'plan', 'doctor', 'nope', '']
   const flags = ['--admin', '--url', '--token', '--timeout', '--interval', '--windows', '--port', '--max-request-ms', '--min-open-connections', '--check-interval', '--attempts', '--mode', '--sidecar', '--drain-delay', '--client-fetch-ms', '--json', '--strict', '--bogus', '-x', '--']
-  // Addresses that fail at once (nothing listens, no DNS): the fuzz tests the flags, not the network.
-  const values = ['127.0.0.1:1', 'http://127.0.0.1:1', '', '0', '-1', '1.5', '1e400', 'NaN', 'nacos', 'eureka-ribbon', 'listeners', 'x'.repeat(300), '\u0000', '😀', '/dev/null']
+  // Addresses that fail at once (refused, no DNS): the fuzz tests the flags, not the network.
+  const values = [`127.0.0.1:${dead.port}`, dead.url(), '', '0', '-1', '1.5', '1e400', 'NaN', 'nacos', 'eureka-ribbon', 'listeners', 'x'.repeat(300), '\u0000', '😀', '/dev/null']
   for (let i = 0; i < 300; i++) {
     const argv = [r.pick(commands)]
     for (let k = r.int(0, 5); k > 0; k--) { argv.push(r.pick(flags)); if (r.bool(0.8)) argv.push(r.pick(values)) }

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import { memoryRegistry } from '@lameduck/core'
 import { createBalancer } from '@lameduck/balancer'
-import { freePort } from './helpers.ts'
+import { deadPort } from '@lameduck/test-utils'
 import { startProvider, steadyLoad, until } from '../helpers.ts'
 
 test('a crashed provider still registered (its port refuses): every request, POSTs included, is served elsewhere', async (t) => {
@@ -22,7 +22,9 @@ test('a crashed provider still registered (its port refuses): every request, POS
   t.after(() => Promise.all([a.app.close(), b.app.close()]))
   // Two registrations whose processes are gone: nothing listens on their ports.
   for (const id of ['dead-1', 'dead-2']) {
-    await registry.register({ id, service: 'orders', host: '127.0.0.1', port: await freePort(), status: 'UP', metadata: { 'lameduck.weight': '300' } })
+    const dead = await deadPort()
+    t.after(dead.close)
+    await registry.register({ id, service: 'orders', host: '127.0.0.1', port: dead.port, status: 'UP', metadata: { 'lameduck.weight': '300' } })
   }
   const balancer = createBalancer({ service: 'orders', discovery: registry, refreshIntervalMs: 0, ejectAfter: 1_000 })
   t.after(() => balancer.close())
@@ -112,7 +114,9 @@ test('malformed hosts in the registry next to a crashed provider: with an uncaug
   t.after(() => a.app.close())
   const hostile = ['10.0.0.5:8080', 'fe80::1%eth0', 'my host', 'evil.com:80@127.0.0.1'].map((host, i) =>
     ({ id: `hostile-${i}`, service: 'orders', host, port: 8080, status: 'UP' as const, metadata: { 'lameduck.weight': '500' } }))
-  const dead = { id: 'dead', service: 'orders', host: '127.0.0.1', port: await freePort(), status: 'UP' as const, metadata: { 'lameduck.weight': '1000' } }
+  const deadAddress = await deadPort()
+  t.after(deadAddress.close)
+  const dead = { id: 'dead', service: 'orders', host: '127.0.0.1', port: deadAddress.port, status: 'UP' as const, metadata: { 'lameduck.weight': '1000' } }
   // As a registry that stores what providers send would list them.
   const discovery = { instances: (service: string) => [...registry.instances(service), dead, ...hostile], subscribe: () => () => {} }
   const balancer = createBalancer({ service: 'orders', discovery, refreshIntervalMs: 20, ejectAfter: 1_000 })

@@ -2,7 +2,7 @@
 // that sits in front of a registry or an Envoy admin API and fails on command,
 // and a provider whose logs are kept.
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { createServer as createNetServer, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino from 'pino'
@@ -33,14 +33,6 @@ export function memoryLog () {
 }
 
 export type Log = ReturnType<typeof memoryLog>
-
-export async function freePort (): Promise<number> {
-  const server = createNetServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** What the fault proxy does with a request: forward it, or fail in one of these ways. */
 export type Fault =

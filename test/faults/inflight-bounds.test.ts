@@ -20,7 +20,8 @@ test('offline: a request longer than maxRequestMs ends the wait at the bound, re
   const took = Date.now() - started
   const body = await res.body.json() as { state: string, report: { inflightAtEnd: number, inflightWaitMs: number, problems: Array<{ step: string, message: string }> } }
   assert.equal(body.state, 'offline')
-  assert.ok(took >= 300 && took < 300 + 400 + 400, `window, then at most maxRequestMs of in-flight wait (${took} ms)`)
+  assert.ok(took >= 300, `the window first (${took} ms)`)
+  // Bounded by maxRequestMs, not by the requests: the 1 500 ms one was still running when the wait ended.
   assert.equal(body.report.inflightAtEnd, 1, 'the short one finished, the long one is still running')
   assert.deepEqual(body.report.problems.map((p) => [p.step, p.message]), [['in-flight drain', '1 request(s) still in flight after maxRequestMs (400 ms)']])
   assert.equal((await short).statusCode, 200)
@@ -45,14 +46,15 @@ test('SIGTERM: requests that fit in shutdownTimeoutMs are served, longer ones ar
   assert.equal(during.headers['x-lameduck-state'], 'draining')
   await during.body.dump()
   const fitsRes = await fits
+  const fitsAt = Date.now()
   assert.equal(fitsRes.statusCode, 200, 'a request that ends before the bound is served')
   await fitsRes.body.dump()
   const { code, at } = await app.exited
   assert.equal(code, 1)
-  assert.ok(at - sent >= 1_500 && at - sent < 2_500, `exited at the bound (${at - sent} ms)`)
+  assert.ok(at - sent >= 1_500, `exited at the bound, not before (${at - sent} ms)`)
   const line = app.logged(/shutdownTimeoutMs \(1500 ms\) reached/)
   assert.ok(line, 'the cut is logged')
   assert.match(line.msg!, /cutting: 2 request\(s\) in flight, \d+ open connection\(s\), 0 ms of window left \(state draining, phase inflight\)/)
   for (const c of await Promise.all(cut)) assert.ok(c instanceof Error, 'the longer requests were cut')
-  assert.ok(app.events('deregister')[0]!.t < sent + 300, 'deregistered at once, long before the cut')
+  assert.ok(app.events('deregister')[0]!.t <= fitsAt, 'deregistered at once: before the 700 ms request ended, long before the cut')
 })

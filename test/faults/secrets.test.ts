@@ -13,7 +13,8 @@ import { EnvoyAdmin } from '@lameduck/envoy'
 import { eurekaDiscovery, eurekaRegistry } from '@lameduck/eureka'
 import { nacosRegistry } from '@lameduck/nacos'
 import { prng, seedFromEnv } from '../fuzz/prng.ts'
-import { faultProxy, freePort, loggedProvider, memoryLog, until, waitState, type Log } from './helpers.ts'
+import { deadPort } from '@lameduck/test-utils'
+import { faultProxy, loggedProvider, memoryLog, until, waitState, type Log } from './helpers.ts'
 
 const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
 const WINDOW = { serverCacheMs: 50, clientFetchMs: 50, balancerRefreshMs: 50, marginMs: 100 }
@@ -55,16 +56,16 @@ test('Eureka: credentials in the service URL never show in logs, describe(), /st
   let failing = false
   const proxy = await faultProxy(`http://127.0.0.1:${server.port}`)
   proxy.fault = (req) => { auth.push(String(req.headers.authorization)); return failing ? { status: 503, body: 'unavailable' } : 'pass' }
-  const dead = await freePort()
+  const dead = await deadPort()
   const withCreds = (port: number): string => `http://${s.user}:${s.pass}@127.0.0.1:${port}/eureka`
-  const urls = [withCreds(dead), withCreds(proxy.port)]
+  const urls = [withCreds(dead.port), withCreds(proxy.port)]
   const captured = new Captured()
   const log = memoryLog()
   const registry = eurekaRegistry({ url: urls, logger: log.logger, client: { eureka: { heartbeatInterval: 100, maxRetries: 1, requestRetryDelay: 10 } }, registerTimeoutMs: 2_000, requestTimeoutMs: 500, backoff: { initialMs: 20, maxMs: 100 } })
   const a = await loggedProvider('a', { registry, windows: WINDOW }, log)
   const discoveryLog = memoryLog()
   const discovery = eurekaDiscovery({ url: urls, logger: discoveryLog.logger, requestTimeoutMs: 500, client: { eureka: { registryFetchInterval: 50, maxRetries: 1, requestRetryDelay: 10 } } })
-  t.after(async () => { await discovery.close(); await a.app.close(); await proxy.close(); await server.close() })
+  t.after(async () => { await discovery.close(); await a.app.close(); await proxy.close(); await server.close(); await dead.close() })
 
   await waitState(a.app, 'serving')
   await until(() => discovery.instances('orders').length === 1, 'the consumer to see a')
@@ -80,13 +81,13 @@ test('Eureka: credentials in the service URL never show in logs, describe(), /st
   captured.value('status after offline', await (await request(`${a.admin}/status`)).body.text())
 
   // Failures end to end: a registry with only the dead server, and options that are wrong.
-  const lone = eurekaRegistry({ url: withCreds(dead), logger: log.logger, client: { eureka: { maxRetries: 0 } }, registerTimeoutMs: 1_000, requestTimeoutMs: 300 })
+  const lone = eurekaRegistry({ url: withCreds(dead.port), logger: log.logger, client: { eureka: { maxRetries: 0 } }, registerTimeoutMs: 1_000, requestTimeoutMs: 300 })
   await captured.catching(() => lone.register({ service: 'orders', id: 'x', host: '127.0.0.1', port: 1, status: 'UP', metadata: {} }))
   captured.value('lone.describe', lone.describe())
   await lone.close()
   await captured.catching(() => eurekaRegistry({ url: `ftp://${s.user}:${s.pass}@127.0.0.1/eureka` }))
-  await captured.catching(() => eurekaRegistry({ url: `${withCreds(dead)}/apps` }))
-  await captured.catching(() => eurekaRegistry(`${withCreds(dead)}?token=${s.token}` as never))
+  await captured.catching(() => eurekaRegistry({ url: `${withCreds(dead.port)}/apps` }))
+  await captured.catching(() => eurekaRegistry(`${withCreds(dead.port)}?token=${s.token}` as never))
   captured.log(log)
   captured.log(discoveryLog)
   captured.assertClean({ password: s.pass, user: s.user, token: s.token }, [/\*\*\*@127\.0\.0\.1/])
@@ -95,12 +96,13 @@ test('Eureka: credentials in the service URL never show in logs, describe(), /st
 test('Nacos: username/password and accessKey/secretKey never show in logs, describe(), /status or errors', async (t) => {
   const s = secrets(1331)
   const server = await startNacos()
-  const dead = await freePort()
+  const dead = await deadPort()
+  t.after(dead.close)
   const client = { username: s.user, password: s.pass, accessKey: s.accessKey, secretKey: s.secretKey }
   const captured = new Captured()
   const log = memoryLog()
   // A dead server beside the live one: the SDK tries them in a random order, and logs each failure.
-  const registry = nacosRegistry({ serverList: [`127.0.0.1:${dead}`, `127.0.0.1:${server.port}`], client, logger: log.logger, beatIntervalMs: 100 })
+  const registry = nacosRegistry({ serverList: [`127.0.0.1:${dead.port}`, `127.0.0.1:${server.port}`], client, logger: log.logger, beatIntervalMs: 100 })
   const a = await loggedProvider('a', { registry, windows: WINDOW }, log)
   t.after(async () => { await a.app.close(); await server.close() })
   await waitState(a.app, 'serving')
@@ -108,7 +110,7 @@ test('Nacos: username/password and accessKey/secretKey never show in logs, descr
   captured.value('describe', registry.describe())
   await (await request(`${a.admin}/offline?wait=true`, { method: 'POST' })).body.text()
 
-  const lone = nacosRegistry({ serverList: `127.0.0.1:${dead}`, client, logger: log.logger })
+  const lone = nacosRegistry({ serverList: `127.0.0.1:${dead.port}`, client, logger: log.logger })
   await captured.catching(() => lone.register({ service: 'orders', id: 'x', host: '127.0.0.1', port: 1, status: 'UP', metadata: {} }))
   assert.ok(log.lines.some((l) => /ECONNREFUSED/.test(l.msg)), 'the SDK logged its failed request')
   captured.value('lone.describe', lone.describe())
@@ -142,7 +144,9 @@ test('Envoy: userinfo in the admin URL is sent as basic auth, and never shows in
   failing = true
   await captured.catching(() => admin.serverInfo())
   failing = false
-  const dead = new EnvoyAdmin({ url: `http://${s.user}:${s.pass}@127.0.0.1:${await freePort()}`, logger: log.logger, timeoutMs: 300 })
+  const deadAdmin = await deadPort()
+  t.after(deadAdmin.close)
+  const dead = new EnvoyAdmin({ url: `http://${s.user}:${s.pass}@127.0.0.1:${deadAdmin.port}`, logger: log.logger, timeoutMs: 300 })
   await captured.catching(() => dead.ready())
   await captured.catching(() => dead.waitReady({ timeoutMs: 300, intervalMs: 50 }))
   await dead.close()

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net'
 import { Pool, request } from 'undici'
 import type { Discovery, Instance } from '@lameduck/core'
 import { createBalancer } from '@lameduck/balancer'
-import { freePort } from '../faults/helpers.ts'
+import { deadPort as refusingPort } from '@lameduck/test-utils'
 import { forAllAsync, seedFromEnv, type Random } from './prng.ts'
 
 const PARTS = ['10.0.0.5', 'fe80::1', '::1', '[::1]', 'evil.com', 'orders', 'a', '127.0.0.1', 'xn--p1ai', '0x7f', '1e3', '256', '0', '-', '_', 'ü', '😀']
@@ -48,7 +48,9 @@ test('hostile hosts from discovery: nothing thrown uncaught, every request settl
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
   const livePort = (server.address() as AddressInfo).port
-  const deadPort = await freePort()
+  const dead = await refusingPort()
+  t.after(dead.close)
+  const deadPort = dead.port
 
   let list: unknown[] = []
   const discovery: Discovery = { instances: () => list as Instance[], subscribe: () => () => {} }

@@ -9,6 +9,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { eurekaWindows } from '@lameduck/eureka'
+import { until as pollUntil } from '@lameduck/test-utils'
 import { propagationWindow } from '@lameduck/core'
 import { startJavaConsumer, startRealEureka, type JavaConsumer, type RealEureka } from './helpers/eureka.ts'
 import { startProvider, type Provider } from './helpers/providers.ts'
@@ -48,11 +49,7 @@ function providerAt (weight: number): Promise<Provider> {
 }
 
 async function until (fn: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
+  await pollUntil(fn, what, { timeoutMs, intervalMs: 50 })
 }
 
 /** The newcomer's share of the consumer's requests per bucket, from its first request on. */

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Agent } from 'undici'
+import { until } from '@lameduck/test-utils'
 import { startTraffic, type TrafficStats } from './traffic.ts'
 
 export interface Example {
@@ -20,15 +21,7 @@ export interface Example {
   output: string[]
 }
 
-export async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await fn()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+export { until }
 
 /** Runs `node --conditions=@lameduck/source <entry>`; resolves once it printed `listening on URL, admin URL`. */
 export async function startExample (entry: string, env: Record<string, string>): Promise<Example> {

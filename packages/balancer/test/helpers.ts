@@ -4,6 +4,7 @@ import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { warmupMetadata } from '@lameduck/core'
+import { until } from '@lameduck/test-utils'
 import type { Instance, Logger } from '@lameduck/core'
 import type { TestContext } from 'node:test'
 import type { Balancer } from '../src/index.ts'
@@ -106,9 +107,5 @@ export function closeAfter<T extends { close(): Promise<unknown> }> (t: TestCont
 }
 
 export async function waitFor (what: string, cond: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  await until(cond, what, { timeoutMs, intervalMs: 5 })
 }

@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream'
 import { test } from 'node:test'
 import { Client } from 'undici'
 import { startEnvoy, type EnvoyOptions, type LocalEnvoy } from '../../devkit/src/envoy/index.ts'
+import { until } from '@lameduck/test-utils'
 import { UsageError } from '../src/args.ts'
 import { EXIT } from '../src/command.ts'
 import { envoyDrain } from '../src/commands/envoy-drain.ts'
@@ -48,11 +49,7 @@ async function keepAliveClient (t: Ctx, envoy: LocalEnvoy): Promise<Client> {
 }
 
 async function waitFor (what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  await until(check, what, { intervalMs: 5 })
 }
 
 test('fails health checks, polls until the last connection is gone, exits 0', async (t) => {

@@ -1,10 +1,6 @@
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import Fastify, { type FastifyInstance } from 'fastify'
-import { memoryRegistry } from '@lameduck/core'
-import lameduck, { type LameduckOptions } from '@lameduck/fastify'
 import type { Command, CommandContext } from '../src/command.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -63,37 +59,8 @@ export function runBin (args: string[], options: { env?: NodeJS.ProcessEnv, inpu
   })
 }
 
-export interface Started { app: FastifyInstance, url: string, admin: string }
-
-/** A real Fastify app with @lameduck/fastify on 127.0.0.1: memory registry, 300 ms window, admin on a free port. */
-export async function startApp (options: Partial<LameduckOptions> = {}): Promise<Started> {
-  const app = Fastify({ logger: false })
-  await app.register(lameduck, {
-    service: 'orders',
-    host: '127.0.0.1',
-    registry: memoryRegistry(),
-    windows: { clientFetchMs: 300 },
-    warmupMs: 0,
-    signals: false,
-    admin: { port: 0 },
-    ...options
-  })
-  app.get('/slow', async (req) => {
-    const ms = Number((req.query as { ms?: string }).ms ?? 500)
-    await new Promise((resolve) => setTimeout(resolve, ms))
-    return { slept: ms }
-  })
-  const url = await app.listen({ host: '127.0.0.1', port: 0 })
-  return { app, url, admin: app.lameduck.adminUrl! }
-}
+// One app starter for the plugin's tests and the CLI's: a real Fastify app with
+// @lameduck/fastify on 127.0.0.1, memory registry, 300 ms window, admin on port 0.
+export { startApp, type Started } from '../../fastify/test/helpers.ts'
 
 export { until } from '@lameduck/test-utils'
-
-/** A port nothing listens on (bound, then released). */
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { request } from 'undici'
 import { prestop } from '../src/commands/prestop.ts'
 import { EXIT } from '../src/command.ts'
-import { freePort, runBin, runCommand, startApp, until } from './helpers.ts'
+import { deadPort } from '@lameduck/test-utils'
+import { runBin, runCommand, startApp, until } from './helpers.ts'
 
 const ESC = String.fromCharCode(27)
 
@@ -82,8 +83,9 @@ test('prestop with a wrong or missing token exits 4 with the 401 reason, and cha
   assert.equal(app.lameduck.state, 'offline')
 })
 
-test('prestop against nothing listening exits 3 and says what to check', async () => {
-  const port = await freePort()
+test('prestop against nothing listening exits 3 and says what to check', async (t) => {
+  const { port, close } = await deadPort()
+  t.after(close)
   const run = await runCommand(prestop, ['--admin', `http://127.0.0.1:${port}`])
   assert.equal(run.code, EXIT.UNREACHABLE)
   assert.match(run.stderr, new RegExp(`nothing is listening at 127\\.0\\.0\\.1:${port} \\(connection refused\\)\\. Is the app running, and is admin\\.port right\\?`))

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { test } from 'node:test'
+import { until } from '@lameduck/test-utils'
 import { UsageError } from '../src/args.ts'
 import { EXIT } from '../src/command.ts'
 import { waitDrained } from '../src/commands/wait-drained.ts'
@@ -56,11 +57,7 @@ async function fakeStatus (t: Ctx, state: string): Promise<FakeAdmin> {
 }
 
 async function waitFor (what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  await until(check, what, { intervalMs: 5 })
 }
 
 test('blocks while the app drains, exits 0 once it is offline', async (t) => {

@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Client } from 'undici'
+import { until } from '@lameduck/test-utils'
 import { startEnvoy, type EnvoyOptions, type LocalEnvoy } from '../src/envoy/index.ts'
 
 export { fixture, fixtureJson, constructedSections } from '../../envoy/test/fixtures.ts'
@@ -89,10 +90,5 @@ export async function openConnections (url: string, n: number): Promise<{ client
 
 /** Polls until `check` returns true; fails with `what` at the deadline. */
 export async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await check()) return
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  await until(check, what, { timeoutMs, intervalMs: 5 })
 }

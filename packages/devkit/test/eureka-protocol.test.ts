@@ -171,12 +171,7 @@ test('delta: recently changed instances with actionType, full-registry hashcode,
     await call('POST', `${s.url}/apps/orders`, { body: body('orders-1') })
     // orders-1's registration leaves the delta queue after the retention time.
     const start = Date.now()
-    for (;;) {
-      const d = await apps(s, '/apps/delta')
-      if (d.application.length === 0) break
-      assert.ok(Date.now() - start < 2_000, 'delta item should be pruned after retention')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await until(async () => (await apps(s, '/apps/delta')).application.length === 0, 'the delta item to be pruned after retention', { intervalMs: 20 })
     assert.ok(Date.now() - start >= 250, 'not pruned before the retention time')
     await call('POST', `${s.url}/apps/orders`, { body: body('orders-2') })
     await call('POST', `${s.url}/apps/orders`, { body: body('orders-3') })
@@ -203,30 +198,33 @@ test('leases: durationInSecs honoured, x2 expiry bug on by default, eviction tim
   const lease = { leaseInfo: { renewalIntervalInSecs: 1, durationInSecs: 1 } }
   const gone = async (s: EurekaServer, id: string): Promise<number> => {
     const start = Date.now()
-    while ((await call('GET', `${s.url}/apps/orders/${id}`)).status === 200) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      assert.ok(Date.now() - start < 5_000, 'lease should expire')
-    }
+    await until(async () => (await call('GET', `${s.url}/apps/orders/${id}`)).status !== 200, `the lease of ${id} to expire`, { intervalMs: 20 })
     return Date.now() - start
   }
+  // Without the bug a lease ends ~1 x duration after the last renew, with it ~2 x: both
+  // renewed at the same moment, the one without the bug must end first.
+  let firstGone = ''
   // Eviction of a single lease needs self-preservation off, as on a real server configured so.
-  await withServer({ evictionIntervalTimerInMs: 50, leaseExpiryBug: false, selfPreservation: false }, async (s) => {
-    await call('POST', `${s.url}/apps/orders`, { body: body('a', lease) })
-    await call('PUT', `${s.url}/apps/orders/a`)
-    const ms = await gone(s, 'a')
-    assert.ok(ms >= 900 && ms < 1_600, `without the bug a lease ends ~1 x duration after the last renew (${ms} ms)`)
-    await until(() => s.snapshot().length === 0, 'eviction', { timeoutMs: 1_000 })
-  })
-  await withServer({ evictionIntervalTimerInMs: 50, selfPreservation: false }, async (s) => {
-    await call('POST', `${s.url}/apps/orders`, { body: body('a', lease) })
-    await call('PUT', `${s.url}/apps/orders/a`)
-    const ms = await gone(s, 'a')
-    assert.ok(ms >= 1_900 && ms < 2_700, `with the bug a renewed lease ends ~2 x duration after the last renew (${ms} ms)`)
+  await withServer({ evictionIntervalTimerInMs: 50, leaseExpiryBug: false, selfPreservation: false }, async (fixed) => {
+    await withServer({ evictionIntervalTimerInMs: 50, selfPreservation: false }, async (buggy) => {
+      for (const s of [fixed, buggy]) await call('POST', `${s.url}/apps/orders`, { body: body('a', lease) })
+      await Promise.all([fixed, buggy].map((s) => call('PUT', `${s.url}/apps/orders/a`)))
+      const [msFixed, msBuggy] = await Promise.all([
+        gone(fixed, 'a').then((ms) => { firstGone ||= 'fixed'; return ms }),
+        gone(buggy, 'a').then((ms) => { firstGone ||= 'buggy'; return ms })
+      ])
+      assert.equal(firstGone, 'fixed', `the lease without the bug ended first (${msFixed} ms vs ${msBuggy} ms)`)
+      assert.ok(msFixed >= 900, `without the bug a lease ends 1 x duration after the last renew, not before (${msFixed} ms)`)
+      assert.ok(msBuggy >= 1_900, `with the bug a renewed lease ends 2 x duration after the last renew, not before (${msBuggy} ms)`)
+      await until(() => fixed.snapshot().length === 0, 'eviction')
+    })
   })
   await withServer({ evictionIntervalTimerInMs: 50, defaultLeaseDurationMs: 300, leaseExpiryBug: false, selfPreservation: false }, async (s) => {
     await call('POST', `${s.url}/apps/orders`, { body: body('b') })
+    await call('POST', `${s.url}/apps/orders`, { body: body('x', lease) })
     const ms = await gone(s, 'b')
-    assert.ok(ms < 1_000, `defaultLeaseDurationMs applies without leaseInfo (${ms} ms)`)
+    // Registered together: b (no leaseInfo, 300 ms default) is gone while x's 1 s lease still holds.
+    assert.equal((await call('GET', `${s.url}/apps/orders/x`)).status, 200, `defaultLeaseDurationMs applies without leaseInfo (${ms} ms)`)
   })
   await withServer({ evictionIntervalTimerInMs: 50, leaseExpiryBug: false }, async (s) => {
     await call('POST', `${s.url}/apps/orders`, { body: body('c', lease) })

@@ -5,18 +5,18 @@ import dgram from 'node:dgram'
 import { once } from 'node:events'
 import { gunzipSync } from 'node:zlib'
 import { NacosNamingClient } from 'nacos'
+import { until } from '@lameduck/test-utils'
 import type { NacosServer } from '../src/nacos/index.ts'
 
 export const JAVA_AGENT = 'Nacos-Java-Client:v1.0.0'
 
+/** until() with the subject first; any value but undefined and false counts (0 and '' too). */
 export async function waitFor<T> (what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, everyMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
+  const found = await until(async () => {
     const value = await fn()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
+    return value !== undefined && value !== false ? { value } : undefined
+  }, what, { timeoutMs, intervalMs: everyMs })
+  return found.value
 }
 
 export interface HttpAnswer { status: number, text: string, json: any }

@@ -1,5 +1,3 @@
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import type { Instance, Logger } from '@lameduck/core'
@@ -18,15 +16,6 @@ export function memoryLogger (): Logger & { lines: Array<{ level: string, msg: s
   const lines: Array<{ level: string, msg: string, obj: any }> = []
   const at = (level: string) => (obj: object, msg?: string): void => { lines.push({ level, msg: msg ?? '', obj }) }
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }
-}
-
-/** A free port that nothing listens on (yet). */
-export async function freePort (): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address() as AddressInfo
-  await new Promise((resolve) => s.close(resolve))
-  return port
 }
 
 export interface DelayProxy {

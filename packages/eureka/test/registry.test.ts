@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { RegistryError, warmupMetadata } from '@lameduck/core'
 import { startEureka } from '@lameduck/devkit'
 import { eurekaRegistry } from '@lameduck/eureka'
-import { freePort, instance, memoryLogger, sleep, until } from './helpers.ts'
+import { deadPort } from '@lameduck/test-utils'
+import { instance, memoryLogger, sleep, until } from './helpers.ts'
 
 const FAST = { eureka: { heartbeatInterval: 100 } }
 
@@ -136,9 +137,11 @@ test('register rejects with a RegistryError naming the cause; deregister of an u
   try {
     await assert.rejects(registry.register(instance('bad id', 3001)), (err: unknown) => err instanceof RegistryError && /cannot be used in Eureka URLs/.test(err.message))
     await registry.deregister(instance('never-registered', 3001))
-    const down = eurekaRegistry({ url: `http://127.0.0.1:${await freePort()}/eureka`, client: { eureka: { maxRetries: 0 } } })
+    const dead = await deadPort()
+    const down = eurekaRegistry({ url: dead.url('/eureka'), client: { eureka: { maxRetries: 0 } } })
     await assert.rejects(down.register(instance('o1', 3001)), (err: unknown) => err instanceof RegistryError && err.operation === 'register' && /ECONNREFUSED/.test(err.message))
     await down.close()
+    await dead.close()
     await registry.close()
     await assert.rejects(registry.register(instance('o1', 3001)), /registry is closed/)
   } finally {

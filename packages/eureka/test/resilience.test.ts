@@ -4,14 +4,16 @@ import assert from 'node:assert/strict'
 import { createLifecycle, RegistryError } from '@lameduck/core'
 import { startEureka, type EurekaServer } from '@lameduck/devkit'
 import { eurekaRegistry } from '@lameduck/eureka'
-import { cb, DC, delayProxy, Eureka, freePort, HERE, instance, memoryLogger, quiet, sleep, until } from './helpers.ts'
+import { gate } from '@lameduck/test-utils'
+import { cb, DC, delayProxy, Eureka, HERE, instance, memoryLogger, quiet, sleep, until } from './helpers.ts'
 
 const FAST = { eureka: { heartbeatInterval: 100, maxRetries: 0 } }
 
 test('server down when the provider starts: the lifecycle keeps retrying and registers once the server is up', async () => {
-  const port = await freePort()
+  // Down: the address resets every connection until the server is up behind it.
+  const down = await gate()
   const logger = memoryLogger()
-  const registry = eurekaRegistry({ url: `http://127.0.0.1:${port}/eureka`, client: FAST, logger })
+  const registry = eurekaRegistry({ url: down.url('/eureka'), client: FAST, logger })
   const lifecycle = createLifecycle({ registry, registryBackoff: { initialMs: 50, maxMs: 200 } })
   const problems: string[] = []
   lifecycle.on('problem', (p) => problems.push(p.message))
@@ -20,8 +22,10 @@ test('server down when the provider starts: the lifecycle keeps retrying and reg
     const started = lifecycle.start({ id: 'orders-1', service: 'orders', host: '127.0.0.1', port: 3001 })
     await until(() => problems.length >= 3, 'three failed attempts', { timeoutMs: 5_000 })
     assert.equal(lifecycle.state, 'registering')
-    assert.match(problems[0]!, /registry register failed: connect ECONNREFUSED/)
-    server = await startEureka({ port, useReadOnlyCache: false })
+    assert.match(problems[0]!, /registry register failed: .*(ECONNRESET|socket hang up)/)
+    assert.ok(down.refused >= 3, 'each attempt reached the address and was turned away')
+    server = await startEureka({ useReadOnlyCache: false })
+    down.open(server.port)
     await started
     assert.equal(lifecycle.state, 'serving')
     const held = server.snapshot()
@@ -33,6 +37,7 @@ test('server down when the provider starts: the lifecycle keeps retrying and reg
     await lifecycle.shutdown('test')
     await lifecycle.stopped()
     await server?.close()
+    await down.close()
   }
 })
 

@@ -120,12 +120,13 @@ test('push not reaching the process: changes still arrive by polling within cach
   await consumer.load('orders')
   // Past the SDK's 1 s first poll, so polls come every cacheMillis.
   await waitFor('the poll rhythm', () => ((consumer.describe().discovery as { updates: { polls: number } }).updates.polls >= 3), 3_000)
+  const polls = (): number => (consumer.describe().discovery as { updates: { polls: number } }).updates.polls
   for (const port of [3001, 3002]) {
-    const at = Date.now()
+    const before = polls()
     await provider.register(instance(port))
-    await waitFor(`instance ${port}`, () => consumer.instances('orders').some((i) => i.port === port), 2_000)
-    const ms = Date.now() - at
-    assert.ok(ms <= 100 + 100 + 400 + 400, `seen after ${ms} ms: within the snapshot (100 + 100) + cacheMillis (400) + tolerance`)
+    await waitFor(`instance ${port}`, () => consumer.instances('orders').some((i) => i.port === port), 5_000)
+    // Counted in polls, not ms: the first poll after the server's snapshot caught up (the one in flight may predate it).
+    assert.ok(polls() - before <= 2, `seen at poll ${polls() - before} after the registration`)
   }
   const updates = (consumer.describe().discovery as { updates: Record<string, number> }).updates
   assert.equal(updates.pushes, 0)
@@ -168,5 +169,4 @@ test('a push that arrives, then one that is lost: the SDK discards its next poll
   t.diagnostic(`lost push after a delivered one: adapter ${adapter.ms} ms (poll #${adapter.polls}), SDK alone ${alone.ms} ms (poll #${alone.polls}); cacheMillis 1500`)
   assert.equal(adapter.polls, 1, 'the adapter took the first poll\'s answer')
   assert.equal(alone.polls, 2, 'the SDK threw the first poll\'s answer away (refreshOnly) and waited a period more')
-  assert.ok(adapter.ms <= 1_500 + 400, `within one poll period (${adapter.ms} ms)`)
 })

@@ -65,13 +65,4 @@ export async function stop (s: Started): Promise<void> {
   await closed
 }
 
-/** Polls `fn` until it returns a truthy value or the deadline passes. */
-export async function until<T> (fn: () => T | Promise<T>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await fn()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, intervalMs))
-  }
-}
+export { until } from '@lameduck/test-utils'

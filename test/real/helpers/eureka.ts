@@ -1,5 +1,6 @@
 // The real Eureka server (test/real/eureka-server) and the Java consumer (test/real/eureka-consumer),
 // configured through their own Spring properties only.
+import { until } from '@lameduck/test-utils'
 import { startJar, type Jvm } from './jvm.ts'
 
 /** Server settings in ms, named like the devkit stand-in's options so one suite can drive both. */
@@ -118,10 +119,9 @@ export async function startJavaConsumer (o: ConsumerOptions): Promise<JavaConsum
 }
 
 export async function waitFor (fn: () => Promise<boolean> | boolean, what: string, jvm?: Jvm, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try { if (await fn()) return } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${jvm ? `\n${jvm.tail()}` : ''}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+  try {
+    await until(async () => { try { return await fn() } catch { return false /* not yet */ } }, what, { timeoutMs, intervalMs: 50 })
+  } catch (err) {
+    throw jvm ? new Error(`${(err as Error).message}\n${jvm.tail()}`, { cause: err }) : err
   }
 }

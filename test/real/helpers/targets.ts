@@ -1,6 +1,7 @@
 // One registry under test, the devkit stand-in or the real Netflix Eureka server, started with the
 // same settings, plus the raw HTTP calls of the conformance suite.
 import { startEureka } from '@lameduck/devkit'
+import { until as pollUntil } from '@lameduck/test-utils'
 import { startRealEureka, startRealEurekaCluster, type RealEurekaOptions } from './eureka.ts'
 
 export interface Target {
@@ -82,13 +83,7 @@ export async function inRegistry (url: string, app: string, id: string): Promise
 
 /** Polls until `fn` returns something truthy, and returns it. */
 export async function until<T> (fn: () => Promise<T | false | undefined> | T | false | undefined, what: string, timeoutMs = 20_000, everyMs = 20): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v) return v as T
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
+  return await pollUntil(fn, what, { timeoutMs, intervalMs: everyMs }) as T
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

@@ -3,6 +3,7 @@
 // then SIGTERM, then SIGKILL when the grace period (counted from deletion) ends.
 import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter, once } from 'node:events'
+import type { Server } from 'node:net'
 import { createInterface } from 'node:readline'
 import { request, type Dispatcher } from 'undici'
 import type { ProviderConfig } from './provider-app.ts'
@@ -41,8 +42,13 @@ export interface PodOptions {
   execArgv: string[]
   /** Sidecar container started before the app (e.g. a local Envoy); stopped after the app unless `sidecarStopsWithApp`. */
   sidecar?: SidecarContainer
+  /** A listening socket the app inherits at fd LISTENER_FD (config.listenFd) instead of binding a port itself; closed here once handed over. */
+  listener?: Server
   log?: (line: string) => void
 }
+
+/** The fd a pod's app finds its inherited listener at: after stdin, stdout, stderr and the IPC channel. */
+export const LISTENER_FD = 4
 
 export interface SidecarContainer {
   /** Port to advertise for the pod (the sidecar's listener). */
@@ -81,7 +87,11 @@ export class Pod extends EventEmitter {
 
   /** Starts the container and the readiness probe; resolves once the app listens. */
   async start (): Promise<void> {
-    const child = fork(providerEntry, [JSON.stringify(this.#o.config)], { execArgv: this.#o.execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    const listener = this.#o.listener
+    // Node has no public accessor for a server's fd; child_process takes the number and dups it into the child.
+    const inherited = listener === undefined ? [] : [(listener as unknown as { _handle: { fd: number } })._handle.fd]
+    const child = fork(providerEntry, [JSON.stringify(this.#o.config)], { execArgv: this.#o.execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...inherited] })
+    if (listener?.listening === true) listener.close() // the child holds the socket now; the port stays bound throughout
     this.#child = child
     this.#exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null, at: Date.now() }))
     const stderr: string[] = []

@@ -20,8 +20,8 @@ export interface ProviderConfig {
   maxRequestMs: number
   /** Port to advertise (the sidecar's listener when there is one). */
   advertisePort?: number
-  /** Port to listen on (fixed when a sidecar proxies to it). Default: any free port. */
-  listenPort?: number
+  /** A listening socket inherited from the pod at this fd (the sidecar's upstream). Default: listen on any free port. */
+  listenFd?: number
   /** The Envoy sidecar's admin, and the scaled waits of the drain step. */
   sidecar?: { envoyAdmin: string, unavailableWaitMs: number, drainTimeoutMs: number }
   /** Transport and TLS material. Default plain HTTP/1.1. */
@@ -97,7 +97,7 @@ app.get('/work', async (req, reply) => {
   return { id: config.id, version: config.version }
 })
 
-const url = await app.listen({ host: '127.0.0.1', port: config.listenPort ?? 0 })
+const url = await app.listen(config.listenFd !== undefined ? { host: '127.0.0.1', fd: config.listenFd } as { host: string, port?: number } : { host: '127.0.0.1', port: 0 })
 const port = (app.server.address() as { port: number }).port
 emit({ event: 'listening', url, port, admin: config.mode === 'lameduck' ? app.lameduck.adminUrl : null })
 

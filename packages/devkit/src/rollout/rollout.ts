@@ -11,7 +11,7 @@ import { Deployment } from './deployment.ts'
 import { LoadGenerator } from './load.ts'
 import { resolveRollout, type ResolvedRollout, type RolloutOptions } from './options.ts'
 import { createPath, SERVICE, type TrafficPath } from './paths.ts'
-import { Pod, type SidecarContainer } from './pod.ts'
+import { LISTENER_FD, Pod, type SidecarContainer } from './pod.ts'
 import type { ProviderConfig } from './provider-app.ts'
 import { buildReport, type RolloutReport } from './report.ts'
 import { ISTIO } from './sidecar.ts'
@@ -97,14 +97,14 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
       bootMs: o.bootMs,
       shutdownTimeoutMs: o.mode === 'lameduck' && o.gracePeriodSeconds === null ? plan.plugin.shutdownTimeoutMs : Math.max(graceMs - 500, window.totalMs),
       ignoreSigterm: o.stubbornProvider,
-      ...(sidecar ? { advertisePort: sidecar.port, listenPort: sidecar.appPort, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: sidecarDrainTimeoutMs } } : {})
+      ...(sidecar ? { advertisePort: sidecar.port, listenFd: LISTENER_FD, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: sidecarDrainTimeoutMs } } : {})
     }
     pod = new Pod({
       config,
       execArgv,
       probe: { path: '/health/ready', periodMs: 200, timeoutMs: 1_000, successThreshold: 1, failureThreshold: 1, scheme: scheme(o.transport), dispatcher: probeAgent },
       log: o.log,
-      ...(sidecar ? { sidecar } : {})
+      ...(sidecar ? { sidecar, listener: sidecar.appListener } : {})
     })
     return pod
   }

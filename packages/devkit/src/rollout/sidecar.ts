@@ -6,7 +6,7 @@
 // lameduck mode its preStop is `lameduck wait-drained`, so it outlives the app's drain.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
+import { createServer, type Server } from 'node:net'
 import { startEnvoy, terminateLikeIstio } from '../envoy/index.ts'
 import type { ResolvedRollout } from './options.ts'
 import type { SidecarContainer } from './pod.ts'
@@ -14,23 +14,30 @@ import type { SidecarContainer } from './pod.ts'
 /** Istio's defaults, scaled with the rest: terminationDrainDuration, MINIMUM_DRAIN_DURATION, drain-time-s. */
 export const ISTIO = { terminationDrainDurationMs: 5_000, minimumDrainDurationMs: 5_000, drainTimeMs: 45_000, checkIntervalMs: 1_000 }
 
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
+/**
+ * The app container's port, bound here on port 0 and kept bound: the app inherits
+ * the listening socket (Pod's `listener`), so the port never changes hands. Until
+ * then a connection has no app behind it and is closed, as a pod without its app.
+ */
+async function appListener (): Promise<Server> {
+  const server = createServer((socket) => socket.destroy())
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => { server.off('error', reject); resolve() })
+  })
+  return server
 }
 
 export interface LabSidecar extends SidecarContainer {
-  /** The port the app container must listen on (the sidecar's upstream). */
-  readonly appPort: number
+  /** The sidecar's upstream: a socket listening on 127.0.0.1 for the app container to inherit. */
+  readonly appListener: Server
   /** The outbound listener the app sends its registry calls to, or null. */
   readonly outboundUrl: string | null
 }
 
 export async function startSidecar (o: ResolvedRollout, appAdmin: () => string | null, waitDrainedCommand: string[] | null, registryOrigin: string | undefined): Promise<LabSidecar> {
-  const appPort = await freePort()
+  const listener = await appListener()
+  const appPort = (listener.address() as { port: number }).port
   const scaled = (ms: number): number => Math.max(100, Math.round(ms * o.scale))
   const envoy = await startEnvoy({
     upstream: `http://127.0.0.1:${appPort}`,
@@ -38,10 +45,10 @@ export async function startSidecar (o: ResolvedRollout, appAdmin: () => string |
     statsFlushIntervalMs: 100,
     istio: { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections },
     ...(registryOrigin ? { outbound: registryOrigin } : {})
-  })
+  }).catch(async (err: unknown) => { listener.close(); throw err })
   let terminated: Promise<void> | null = null
   return {
-    appPort,
+    appListener: listener,
     port: envoy.port,
     adminUrl: envoy.adminUrl,
     outboundUrl: envoy.outboundUrl,
@@ -62,6 +69,6 @@ export async function startSidecar (o: ResolvedRollout, appAdmin: () => string |
       })()
       return terminated
     },
-    close: () => envoy.close()
+    close: async () => { if (listener.listening) listener.close(); await envoy.close() }
   }
 }
