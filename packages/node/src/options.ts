@@ -3,7 +3,7 @@ import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { DEFAULT_ADMIN_PORT, InvalidOptionError, SHUTDOWN_DEFAULTS, checkKeys, count, defaultShutdownTimeoutMs, deprecatedAlias, duration, flag, fn, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -218,7 +218,9 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     weight: o.weight,
     maxRequestMs: o.maxRequestMs ?? SHUTDOWN_DEFAULTS.maxRequestMs,
     beforeRegister: sidecar === false ? [] : sidecar.beforeRegister,
-    afterWindow: sidecar === false ? [] : sidecar.afterWindow
+    afterWindow: sidecar === false ? [] : sidecar.afterWindow,
+    // The lifecycle bounds an unconfirmed deregistration by it; the signal path forces exit at it.
+    shutdownTimeoutMs: o.shutdownTimeoutMs
   })
   const { window, maxRequestMs } = lifecycle
   const admin = resolveAdmin(o.admin)
@@ -236,7 +238,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     sidecar,
     admin,
     signals: resolveSignals(o.signals),
-    shutdownTimeoutMs: resolveShutdownTimeout(o.shutdownTimeoutMs, window, maxRequestMs, sidecar === false ? 0 : sidecar.drainTimeoutMs),
+    shutdownTimeoutMs: checkShutdownTimeout(lifecycle.shutdownTimeoutMs, window, maxRequestMs),
     earlyOffline: resolveEarlyOffline(o.earlyOffline),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
@@ -268,8 +270,8 @@ export function resolveSignals (value: LameduckOptions['signals']): NodeJS.Signa
   return value
 }
 
-function resolveShutdownTimeout (value: unknown, window: PropagationWindow, maxRequestMs: number, sidecarDrainTimeoutMs: number): number {
-  const ms = duration('shutdownTimeoutMs', value, defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs }))
+/** The lifecycle resolved it (default: window + sidecar drain + maxRequestMs + slack); here, what a host adds. */
+function checkShutdownTimeout (ms: number, window: PropagationWindow, maxRequestMs: number): number {
   if (window.totalMs > ms) {
     throw new InvalidOptionError('shutdownTimeoutMs', `${ms} ms is shorter than the propagation window (${window.totalMs} ms: ${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')}): a shutdown would stop while consumers still route here. Raise shutdownTimeoutMs (and terminationGracePeriodSeconds) to at least ${window.totalMs + maxRequestMs} ms, or lower the windows`)
   }

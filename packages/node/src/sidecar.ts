@@ -1,5 +1,5 @@
 import { envoySidecar } from '@lameduck/envoy'
-import { InvalidOptionError, duration, fn, record } from '@lameduck/core'
+import { InvalidOptionError, duration, fn, record, type DrainStep } from '@lameduck/core'
 import { type LameduckOptions, type ResolvedSidecar, type SidecarSteps } from './options.ts'
 
 function isSteps (sc: object): sc is SidecarSteps {
@@ -25,10 +25,21 @@ export function resolveSidecar (sc: LameduckOptions['sidecar']): ResolvedSidecar
     }
     const close = sc.close === undefined ? undefined : fn<() => Promise<void>>('sidecar.close', sc.close, 'async () => client.close()')
     const drainTimeoutMs = duration('sidecar.drainTimeoutMs', sc.drainTimeoutMs, 0)
-    return { beforeRegister: sc.beforeRegister ?? [], afterWindow: sc.afterWindow ?? [], close: async () => { await close?.() }, drainTimeoutMs }
+    return { beforeRegister: sc.beforeRegister ?? [], afterWindow: budgeted(sc.afterWindow ?? [], drainTimeoutMs), close: async () => { await close?.() }, drainTimeoutMs }
   }
   // envoySidecar() checks its own options (named sidecar.*); here only what this host adds: the URL is required.
   if ((sc as { envoyAdmin?: unknown }).envoyAdmin === undefined) throw new InvalidOptionError('sidecar.envoyAdmin', "required: the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (or give a steps object { beforeRegister, afterWindow, close })")
   const envoy = envoySidecar(sc)
-  return { beforeRegister: envoy.beforeRegister, afterWindow: envoy.afterWindow, close: () => envoy.close(), drainTimeoutMs: envoy.options.drainTimeoutMs }
+  return { beforeRegister: envoy.beforeRegister, afterWindow: budgeted(envoy.afterWindow, envoy.options.drainTimeoutMs), close: () => envoy.close(), drainTimeoutMs: envoy.options.drainTimeoutMs }
+}
+
+/**
+ * The sidecar's drain bound, declared on its steps (when none declares one) so the
+ * lifecycle's shutdown budget counts it: an unconfirmed deregistration may then not
+ * stretch the window into the time the sidecar drain needs.
+ */
+function budgeted (steps: DrainStep[], drainTimeoutMs: number): DrainStep[] {
+  if (steps.length === 0 || drainTimeoutMs === 0 || steps.some((s) => s.budgetMs !== undefined)) return steps
+  const last = steps[steps.length - 1]!
+  return [...steps.slice(0, -1), { name: last.name, budgetMs: drainTimeoutMs, run: (ctx) => last.run(ctx) }]
 }
