@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Agent } from 'undici'
 import { computePlan } from '@lameduck/cli'
-import { LameduckError, propagationWindow } from '@lameduck/core'
+import { LameduckError, propagationWindow, type PropagationWindow } from '@lameduck/core'
 import { Deployment } from './deployment.ts'
 import { LoadGenerator } from './load.ts'
 import { resolveRollout, type ResolvedRollout, type RolloutOptions } from './options.ts'
@@ -59,6 +59,63 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
   const { path: makePath, ...rest } = options
   const o = resolveRollout(rest)
   const path = await (makePath ?? createPath)(o)
+  const b = budget(o, path)
+  const preStop = preStopFor(o)
+  const probeAgent = new Agent(agentOptions(o.transport))
+  const pods = podFactory(o, path, b, probeAgent)
+  const deployment = deploymentFor(o, path, pods.make, preStop, b.graceMs)
+  // The consumer's own event-loop lag (it shares the 2 cores with everything else).
+  const consumerLag = monitorEventLoopDelay({ resolution: 10 })
+  const load = path.load ?? new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000 })
+  try {
+    o.log(`starting ${o.providers} v1 providers (${path.name}, mode ${o.mode}, window ${b.window.totalMs} ms)`)
+    await deployment.scaleUp('v1')
+    // Let the consumer discover the fleet before any load is measured.
+    await waitDiscovered(path, o)
+    const loadStartedAt = Date.now()
+    consumerLag.enable()
+    await load.start()
+    await sleep(o.settleMs)
+    const rolloutStartedAt = Date.now()
+    o.log('rolling update v1 → v2')
+    await deployment.rollTo('v2')
+    const rolloutEndedAt = Date.now()
+    o.log(`rollout done in ${rolloutEndedAt - rolloutStartedAt} ms`)
+    await sleep(o.settleMs)
+    await load.stop()
+    consumerLag.disable()
+    return buildReport({
+      consumerLag: { p99Ms: Math.round(consumerLag.percentile(99) / 1e6), maxMs: Math.round(consumerLag.max / 1e6) },
+      scenario: { registry: o.registry, cluster: o.cluster, nacosPush: o.nacosPush, sidecar: o.sidecar, exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, transport: o.transport, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: b.window.totalMs, gracePeriodMs: b.graceMs, preStop, path: path.describe, ...path.scenario },
+      records: load.records,
+      pods: deployment.pods,
+      terminations: deployment.terminations,
+      loadStartedAt,
+      rolloutStartedAt,
+      rolloutEndedAt,
+      warmupMs: o.warmupMs
+    })
+  } finally {
+    await load.stop()
+    await deployment.killAll()
+    consumerLag.disable()
+    await Promise.all(pods.sidecars.map((s) => s.close()))
+    await path.close()
+    await probeAgent.close()
+  }
+}
+
+interface Budget {
+  window: PropagationWindow
+  maxRequestMs: number
+  sidecarDrainTimeoutMs: number
+  plan: ReturnType<typeof computePlan>
+  /** The pod's terminationGracePeriodSeconds, in ms. */
+  graceMs: number
+}
+
+/** The mode's shutdown budget: lameduck mode takes what `lameduck plan` recommends; naive setups keep Kubernetes' 30 s. */
+function budget (o: ResolvedRollout, path: TrafficPath): Budget {
   const window = propagationWindow(path.windows)
   const maxRequestMs = 2_000
   // The sidecar drain step waits for Envoy's inbound connections: a consumer's idle
@@ -66,20 +123,21 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
   // seen one stats flush (100 ms) and a poll or two (100 ms each) later. The plugin's
   // default bound (30 s) races that; the lab sets what `lameduck plan` should then count.
   const sidecarDrainTimeoutMs = Math.max(100, Math.round(ISTIO.drainTimeMs * o.scale)) + 100 + 2 * 100
-  // lameduck mode: what `lameduck plan` recommends for this window (its fixed kill and
-  // close margins unscaled); naive setups keep Kubernetes' 30 s.
+  // The plan's fixed kill and close margins stay unscaled.
   const plan = computePlan({ windows: path.windows, maxRequestMs, ...(o.sidecar ? { sidecar: 'istio' as const, sidecarDrainTimeoutMs } : {}) })
   const graceMs = o.gracePeriodSeconds !== null
     ? o.gracePeriodSeconds * 1000 * o.scale
     : o.mode === 'lameduck' ? plan.terminationGracePeriodSeconds * 1000 : o.mode === 'sleep' ? (o.sleepSeconds + 30) * 1000 * o.scale : 30_000 * o.scale
-  const preStop = preStopFor(o)
+  return { window, maxRequestMs, sidecarDrainTimeoutMs, plan, graceMs }
+}
+
+/** Makes provider pods (with their Envoy sidecar when the scenario has one); keeps the sidecars to close at the end. */
+function podFactory (o: ResolvedRollout, path: TrafficPath, b: Budget, probeAgent: Agent): { make: (version: string) => Promise<Pod>, sidecars: SidecarContainer[] } {
   const sidecars: SidecarContainer[] = []
   const serve = serveSpec(o.transport)
-  const probeAgent = new Agent(agentOptions(o.transport))
   const scaled = (ms: number): number => Math.max(100, Math.round(ms * o.scale))
   let seq = 0
-
-  const makePod = async (version: string): Promise<Pod> => {
+  const make = async (version: string): Promise<Pod> => {
     const id = `${SERVICE}-${version}-${++seq}`
     let pod: Pod | null = null
     const sidecar = o.sidecar ? await (await import('./sidecar.ts')).startSidecar(o, () => pod?.admin ?? null, waitDrainedFor(o), path.registryOrigin) : undefined
@@ -93,11 +151,11 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
       serve,
       windows: path.windows,
       warmupMs: o.warmupMs,
-      maxRequestMs,
+      maxRequestMs: b.maxRequestMs,
       bootMs: o.bootMs,
-      shutdownTimeoutMs: o.mode === 'lameduck' && o.gracePeriodSeconds === null ? plan.plugin.shutdownTimeoutMs : Math.max(graceMs - 500, window.totalMs),
+      shutdownTimeoutMs: o.mode === 'lameduck' && o.gracePeriodSeconds === null ? b.plan.plugin.shutdownTimeoutMs : Math.max(b.graceMs - 500, b.window.totalMs),
       ignoreSigterm: o.stubbornProvider,
-      ...(sidecar ? { advertisePort: sidecar.port, listenFd: LISTENER_FD, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: sidecarDrainTimeoutMs } } : {})
+      ...(sidecar ? { advertisePort: sidecar.port, listenFd: LISTENER_FD, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: b.sidecarDrainTimeoutMs } } : {})
     }
     pod = new Pod({
       config,
@@ -108,8 +166,12 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
     })
     return pod
   }
+  return { make, sidecars }
+}
 
-  const deployment = new Deployment({
+/** The Deployment controller, terminating pods with the mode's preStop and grace period, and saying so. */
+function deploymentFor (o: ResolvedRollout, path: TrafficPath, makePod: (version: string) => Promise<Pod>, preStop: string[] | null, graceMs: number): Deployment {
+  return new Deployment({
     strategy: { replicas: o.providers, maxSurge: o.maxSurge, maxUnavailable: o.maxUnavailable },
     makePod: (version) => {
       const pod = makePod(version)
@@ -126,47 +188,6 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
     ...(path.onEndpoints ? { onEndpoints: path.onEndpoints } : {}),
     progressDeadlineMs: 60_000
   })
-
-  // The consumer's own event-loop lag (it shares the 2 cores with everything else).
-  const consumerLag = monitorEventLoopDelay({ resolution: 10 })
-  const load = path.load ?? new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000 })
-  try {
-    o.log(`starting ${o.providers} v1 providers (${path.name}, mode ${o.mode}, window ${window.totalMs} ms)`)
-    await deployment.scaleUp('v1')
-    // Let the consumer discover the fleet before any load is measured.
-    await waitDiscovered(path, o)
-    const loadStartedAt = Date.now()
-    consumerLag.enable()
-    await load.start()
-    await sleep(o.settleMs)
-    const rolloutStartedAt = Date.now()
-    o.log('rolling update v1 → v2')
-    await deployment.rollTo('v2')
-    const rolloutEndedAt = Date.now()
-    o.log(`rollout done in ${rolloutEndedAt - rolloutStartedAt} ms`)
-    await sleep(o.settleMs)
-    await load.stop()
-    consumerLag.disable()
-    const report = buildReport({
-      consumerLag: { p99Ms: Math.round(consumerLag.percentile(99) / 1e6), maxMs: Math.round(consumerLag.max / 1e6) },
-      scenario: { registry: o.registry, cluster: o.cluster, nacosPush: o.nacosPush, sidecar: o.sidecar, exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, transport: o.transport, mode: o.mode, consumer: o.consumer, providers: o.providers, rps: o.rps, scale: o.scale, windowMs: window.totalMs, gracePeriodMs: graceMs, preStop, path: path.describe, ...path.scenario },
-      records: load.records,
-      pods: deployment.pods,
-      terminations: deployment.terminations,
-      loadStartedAt,
-      rolloutStartedAt,
-      rolloutEndedAt,
-      warmupMs: o.warmupMs
-    })
-    return report
-  } finally {
-    await load.stop()
-    await deployment.killAll()
-    consumerLag.disable()
-    await Promise.all(sidecars.map((s) => s.close()))
-    await path.close()
-    await probeAgent.close()
-  }
 }
 
 async function waitDiscovered (path: TrafficPath, o: ResolvedRollout): Promise<void> {
