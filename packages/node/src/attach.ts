@@ -165,8 +165,9 @@ export class Engine {
     const m = this.options.metrics
     const scrape = m.listener === 'app' && this.options.serveRoutes ? metricsRoute(m.path, () => this.metrics.render()) : () => false
     const emit = original as (this: Server, ...args: unknown[]) => boolean
-    // Named parameters, and `call` on the request path: no `arguments` object per request.
-    function lameduckEmit (this: Server, event: string | symbol, a?: any, b?: any): boolean {
+    // Named parameters, and `call` on the per-request events ('request', and 'stream' with its
+    // four arguments): no `arguments` object per request.
+    function lameduckEmit (this: Server, event: string | symbol, a?: any, b?: any, c?: any, d?: any): boolean {
       if (event === 'request') {
         if (scrape(a, b)) return true
         const verdict = requests.onRequest(a, b)
@@ -175,9 +176,12 @@ export class Engine {
         if (verdict === DEFER) { setImmediate(() => { emit.call(server, 'request', a, b) }); return true }
         return emit.call(this, event, a, b)
       }
+      if (event === 'stream') {
+        // An HTTP/2 app on the stream API: no 'request' will follow, so the stream is the request.
+        if (this.listenerCount('request') === 0 && requests.onStream(a, b) === ANSWERED) return true
+        return emit.call(this, event, a, b, c, d)
+      }
       if (event === 'upgrade') connections.upgrade(b as Socket)
-      // An HTTP/2 app on the stream API: no 'request' will follow, so the stream is the request.
-      else if (event === 'stream' && this.listenerCount('request') === 0 && requests.onStream(a, b) === ANSWERED) return true
       return original.apply(this, arguments as unknown as Parameters<Server['emit']>)
     }
     server.emit = lameduckEmit as Server['emit']
