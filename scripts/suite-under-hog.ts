@@ -29,7 +29,12 @@ function suite (run: number): Promise<Run> {
     const counts: Record<string, number> = {}
     for (const m of out.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[m[1]!] = Number(m[2])
     const failing = [...out.matchAll(/^✖ (.*)$/gm)].map((m) => m[1]).filter((l) => l !== 'failing tests:')
-    if (failing.length > 0) console.log(`run ${run} failing:\n  ${[...new Set(failing)].join('\n  ')}`)
+    if (failing.length > 0) {
+      console.log(`run ${run} failing:\n  ${[...new Set(failing)].join('\n  ')}`)
+      // The runner's closing section has each failure with its error and stack.
+      const at = out.indexOf('✖ failing tests:')
+      if (at !== -1) writeFileSync(`suite-under-hog-run-${run}.log`, out.slice(at))
+    }
     resolve({ run, seconds: Math.round((Date.now() - started) / 1000), exitCode, counts })
   }))
 }
