@@ -22,7 +22,7 @@ const engine = await benchEngineOverhead(Number(process.env.BENCH_ROUNDS ?? 5), 
 console.log(`${engine.setup}\n\n${engine.table}`)
 sections.push(`## Engine overhead (@lameduck/node)\n\n\`packages/node/bench/overhead.ts\`. ${engine.setup}\n\n${engine.table}`)
 
-console.log('\n== engine cost per request without the network: node:http and Express over in-memory connections')
+console.log('\n== engine cost per request without the network: node:http, Express and h2c over in-memory connections')
 const hook = await benchHookCost(Number(process.env.BENCH_ROUNDS ?? 7))
 console.log(`${hook.setup}\n\n${hook.table}`)
 sections.push(`## Engine cost per request, without the network\n\n\`packages/node/bench/hook-cost.ts\`. ${hook.setup}\n\n${hook.table}`)

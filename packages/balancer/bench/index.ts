@@ -1,9 +1,10 @@
-// npm run bench (in packages/balancer): pick cost and end-to-end throughput, as a
+// npm run bench (in packages/balancer): pick cost, the dispatch layer's own cost, and end-to-end throughput, as a
 // markdown table. Options: --quick (shorter runs), --json FILE (write the numbers).
 //   BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONCURRENCY override the HTTP run.
 import { writeFileSync } from 'node:fs'
 import { benchPick } from './pick.ts'
 import { benchHttp } from './http.ts'
+import { benchLayer } from './layer.ts'
 import type { Contender } from './http.ts'
 
 const args = process.argv.slice(2)
@@ -12,6 +13,7 @@ const jsonAt = args.indexOf('--json')
 const jsonFile = jsonAt === -1 ? undefined : args[jsonAt + 1]
 
 const picks = [10, 100, 1000].map((n) => benchPick(n, quick ? 200_000 : 1_000_000))
+const layer = benchLayer({ requests: quick ? 200_000 : 1_000_000 })
 const http = await benchHttp({
   rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 20)),
   seconds: Number(process.env.BENCH_SECONDS ?? 1),
@@ -29,6 +31,8 @@ const lines = [
   '|---:|---:|---:|',
   ...picks.map((p) => `| ${p.instances} | ${p.nsPerPick.toFixed(1)} | ${kb(p.heapGrowthBytes)} over ${p.picks.toLocaleString('en-US')} |`),
   '',
+  `Dispatch layer alone (each over ${layer.instances} pools that answer in place: no sockets, no header processing; ${layer.requests.toLocaleString('en-US')} requests per round, ${layer.rounds} alternating rounds, medians): balancer ${layer.nsPerRequest.balancer.toFixed(0)} ns, BalancedPool ${layer.nsPerRequest.balancedPool.toFixed(0)} ns per request, **${layer.addedNs.toFixed(0)} ns added**.`,
+  '',
   `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.runs.balancer.rps.length} rounds in rotating order${http.pinned ? '; upstreams and load generator pinned to separate cores (taskset)' : ' (not pinned: no taskset)'}. Ratios: median over rounds of the ratio to BalancedPool within the round.`,
   '',
   '| dispatcher | requests/s per round | ratio | load generator CPU µs / request per round | ratio |',
@@ -38,4 +42,4 @@ const lines = [
   'Goal: balancer ≥ 0.95 of BalancedPool in requests/s.'
 ]
 console.log(lines.join('\n'))
-if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ node: process.version, picks, http }, null, 2) + '\n')
+if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ node: process.version, picks, layer, http }, null, 2) + '\n')

@@ -1,5 +1,5 @@
 // What attach() adds to each request, without the network: a server fed HTTP/1.1
-// over an in-memory duplex pair (no syscalls, no load generator competing for the
+// (or h2c, from an in-process node:http2 client) over an in-memory duplex pair (no syscalls, no load generator competing for the
 // CPU), bare vs with attach(), each round in a fresh child process, alternating.
 // The end-to-end ratio (overhead.ts) divides this cost by what the kernel and the
 // app spend per request; this bench shows the cost itself, in ns per request.
@@ -8,20 +8,23 @@
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type RequestListener, type Server } from 'node:http'
+import { connect as h2connect, createServer as createH2Server, type Http2Server } from 'node:http2'
 import { duplexPair } from 'node:stream'
 import { parseArgs } from 'node:util'
 import express from 'express'
 import { memoryRegistry, silentLogger } from '@lameduck/core'
 import { attach } from '@lameduck/node'
 
-const KINDS = ['node-http', 'express'] as const
+const KINDS = ['node-http', 'express', 'h2c'] as const
 type Kind = typeof KINDS[number]
 type Mode = 'bare' | 'attach'
+const LABEL: Record<Kind, string> = { 'node-http': 'node:http', express: 'Express 5', h2c: 'h2c (node:http2 compat API)' }
 const BODY = JSON.stringify({ hello: 'world' })
 const REQUEST = Buffer.from('GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
 const CONNECTIONS = 10
 
-function build (kind: Kind): Server {
+function build (kind: Kind): Server | Http2Server {
+  if (kind === 'h2c') return createH2Server((_req, res) => { res.setHeader('content-type', 'application/json'); res.end(BODY) })
   if (kind === 'express') {
     const app = express()
     app.get('/', (_req, res) => { res.json({ hello: 'world' }) })
@@ -52,6 +55,28 @@ function drive (server: Server, n: number): Promise<void> {
   })
 }
 
+/** `n` h2c requests over one in-memory session, CONNECTIONS streams at a time (an h2 client multiplexes). */
+function driveH2 (server: Http2Server, n: number): Promise<void> {
+  const [client, socket] = duplexPair()
+  server.emit('connection', socket)
+  const session = h2connect('http://127.0.0.1', { createConnection: () => client })
+  let left = n
+  let running = CONNECTIONS
+  return new Promise((resolve) => {
+    const next = (): void => {
+      if (left-- <= 0) {
+        if (--running === 0) { session.destroy(); socket.destroy(); resolve() }
+        return
+      }
+      const stream = session.request({ ':path': '/' })
+      stream.on('data', () => {})
+      stream.on('end', next)
+      stream.end()
+    }
+    for (let i = 0; i < CONNECTIONS; i++) next()
+  })
+}
+
 /** The child: builds the server, warms it up, reports CPU µs per request over `n` requests. */
 async function child (kind: Kind, mode: Mode, n: number): Promise<void> {
   const server = build(kind)
@@ -59,9 +84,10 @@ async function child (kind: Kind, mode: Mode, n: number): Promise<void> {
     await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger })
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)) // attach() starts on 'listening'
-  await drive(server, Math.min(n, 50_000))
+  const run = (count: number): Promise<void> => kind === 'h2c' ? driveH2(server as Http2Server, count) : drive(server as Server, count)
+  await run(Math.min(n, 50_000))
   const before = process.cpuUsage()
-  await drive(server, n)
+  await run(n)
   const used = process.cpuUsage(before)
   const cpuPerRequest = (used.user + used.system) / n
   // Run alone (e.g. under --cpu-prof), it prints its result.
@@ -92,9 +118,9 @@ export async function benchHookCost (rounds = 7, requests = 200_000): Promise<Ho
     }
     const deltaNs = median(bare.map((b, i) => (attached[i]! - b) * 1000))
     added[kind] = deltaNs
-    rows.push(`| ${kind === 'express' ? 'Express 5' : 'node:http'} | ${median(bare).toFixed(2)} | ${median(attached).toFixed(2)} | **${Math.round(deltaNs)}** |`)
+    rows.push(`| ${LABEL[kind]} | ${median(bare).toFixed(2)} | ${median(attached).toFixed(2)} | **${Math.round(deltaNs)}** |`)
   }
-  const setup = `HTTP/1.1 over in-memory duplex pairs (${CONNECTIONS} keep-alive connections, no sockets), ${requests} requests per round, ${rounds} alternating rounds, each in a fresh process; the added cost is the median of the per-round differences.`
+  const setup = `HTTP/1.1 over in-memory duplex pairs (${CONNECTIONS} keep-alive connections, no sockets; h2c: one session from an in-process node:http2 client, ${CONNECTIONS} streams at a time, its CPU included on both sides), ${requests} requests per round, ${rounds} alternating rounds, each in a fresh process; the added cost is the median of the per-round differences.`
   const table = ['| hello world | CPU µs/request, bare | with attach() | **ns added per request** |', '|---|---:|---:|---:|', ...rows].join('\n')
   return { table, setup, added }
 }

@@ -6,6 +6,7 @@ import type { Connection } from './connections.ts'
 import { writeProbe, writeStreamProbe, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { OpenRequests } from './open-requests.ts'
 import { closeAfter, goAway, markStream } from './drain-marks.ts'
+import { coarseNow } from './coarse-clock.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
 type Res = ServerResponse | Http2ServerResponse
@@ -143,7 +144,7 @@ export class RequestHook {
   #begin (request: OpenRequest, c: Connection, carrier: Carrier): void {
     const { inflight } = this.#ctx
     inflight.start()
-    carrier[kSlot] = this.#open.start(request, c, Date.now())
+    carrier[kSlot] = this.#open.start(request, c, coarseNow())
     c[kBusy] = (c[kBusy] ?? 0) + 1
     c[kUsed] = inflight.total
     carrier.on('close', this.#end)

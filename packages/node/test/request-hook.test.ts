@@ -1,12 +1,35 @@
 // The per-request hook's bookkeeping: the open-request table (slots reused, an
-// end counted once) and the consumer id read from the raw HTTP/1 headers.
-import { test } from 'node:test'
+// end counted once), the coarse start stamp, and the consumer id read from the raw HTTP/1 headers.
+import { mock, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { once } from 'node:events'
 import { OpenRequests } from '../src/open-requests.ts'
+import { coarseNow } from '../src/coarse-clock.ts'
 import { startServer, stop } from './helpers.ts'
 import { transportClient } from './transports.ts'
+
+test('coarseNow: one Date.now() read serves 10 ms; its timer makes the next call read again', () => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 })
+  try {
+    const real = Date.now
+    let reads = 0
+    Date.now = () => { reads++; return real() }
+    try {
+      assert.equal(coarseNow(), 1_000_000)
+      mock.timers.tick(9)
+      assert.equal(coarseNow(), 1_000_000, 'within the resolution: the cached stamp')
+      assert.equal(reads, 1)
+      mock.timers.tick(1)
+      assert.equal(coarseNow(), 1_000_010, 'after it: the clock read again')
+      assert.equal(reads, 2)
+    } finally {
+      Date.now = real
+    }
+  } finally {
+    mock.timers.reset()
+  }
+})
 
 test('OpenRequests: slots are reused, an end is counted once, list() is oldest first', () => {
   const open = new OpenRequests<{ id: string }, { c: number }>()

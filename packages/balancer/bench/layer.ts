@@ -1,0 +1,74 @@
+// The dispatch layer alone: the balancer and undici's BalancedPool, each over pools
+// whose dispatch answers at once (no sockets, no header processing), so what is
+// measured is only what each adds on top of its pools: route, pick, the consumer
+// header's array, the per-request handler, the drain-signal read. Alternating
+// rounds in one process; ns per request, median of rounds.
+import { BalancedPool, Pool } from 'undici'
+import type { Dispatcher } from 'undici'
+import { createBalancer, staticDiscovery } from '../src/index.ts'
+
+const controller = { abort () {}, pause () {}, resume () {}, aborted: false, paused: false, reason: null, rawHeaders: undefined, rawTrailers: undefined }
+const body = Buffer.from('{"hello":"world"}')
+const responseHeaders = { 'content-type': 'application/json', 'content-length': String(body.length) }
+
+/** A Pool (BalancedPool needs one: it reads the pool's origin) whose dispatch answers in place. */
+class AnsweringPool extends Pool {
+  override dispatch (_opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    handler.onRequestStart?.(controller, {})
+    handler.onResponseStart?.(controller, 200, responseHeaders, 'OK')
+    handler.onResponseData?.(controller, body)
+    handler.onResponseEnd?.(controller, {})
+    return true
+  }
+}
+
+export interface LayerResult {
+  instances: number
+  requests: number
+  rounds: number
+  /** Median over rounds, ns per request. */
+  nsPerRequest: { balancer: number, balancedPool: number }
+  /** Median over rounds of (balancer - BalancedPool), ns per request. */
+  addedNs: number
+}
+
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
+
+export function benchLayer ({ instances = 3, requests = 1_000_000, rounds = 7 } = {}): LayerResult {
+  const factory = (origin: string | URL, opts: object): Dispatcher => new AnsweringPool(origin, opts)
+  const addresses = Array.from({ length: instances }, (_, i) => `127.0.0.1:${3001 + i}`)
+  const balancer = createBalancer({ service: 'orders', discovery: staticDiscovery({ orders: addresses }), refreshIntervalMs: 0, factory })
+  const pool = new BalancedPool(addresses.map((a) => `http://${a}`), { factory })
+  let ended = 0
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart () {},
+    onResponseEnd () { ended++ },
+    onResponseError (_c, err) { throw err }
+  }
+  const run = (d: Dispatcher, origin: string): number => {
+    const start = process.hrtime.bigint()
+    for (let i = 0; i < requests; i++) d.dispatch({ origin, path: '/', method: 'GET' }, handler)
+    return Number(process.hrtime.bigint() - start) / requests
+  }
+  const contenders: Array<[keyof LayerResult['nsPerRequest'], Dispatcher, string]> = [['balancer', balancer, 'http://orders'], ['balancedPool', pool, `http://${addresses[0]}`]]
+  for (const [, d, origin] of contenders) run(d, origin) // warm up: JIT settled
+  const ns = { balancer: [] as number[], balancedPool: [] as number[] }
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, d, origin] of r % 2 === 0 ? contenders : [...contenders].reverse()) ns[name].push(run(d, origin))
+  }
+  if (ended !== requests * (2 * rounds + 2)) throw new Error(`layer bench: ${ended} responses for ${requests * (2 * rounds + 2)} requests`)
+  balancer.close().catch(() => {})
+  pool.close().catch(() => {})
+  return {
+    instances,
+    requests,
+    rounds,
+    nsPerRequest: { balancer: median(ns.balancer), balancedPool: median(ns.balancedPool) },
+    addedNs: median(ns.balancer.map((b, i) => b - ns.balancedPool[i]!))
+  }
+}
+
+if (import.meta.main) {
+  const r = benchLayer()
+  console.log(`${r.instances} instances, ${r.requests} requests per round, ${r.rounds} rounds: balancer ${r.nsPerRequest.balancer.toFixed(0)} ns, BalancedPool ${r.nsPerRequest.balancedPool.toFixed(0)} ns, added ${r.addedNs.toFixed(0)} ns per request`)
+}
