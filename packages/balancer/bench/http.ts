@@ -66,7 +66,7 @@ export async function drive (dispatcher: Dispatcher, origin: string, concurrency
   return { rps: done / ((performance.now() - start) / 1000), cpuUs: (used.user + used.system) / done }
 }
 
-function median (values: number[]): number {
+export function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2

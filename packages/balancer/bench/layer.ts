@@ -6,6 +6,7 @@
 import { BalancedPool, Pool } from 'undici'
 import type { Dispatcher } from 'undici'
 import { createBalancer, staticDiscovery } from '../src/index.ts'
+import { median } from './http.ts'
 
 const controller = { abort () {}, pause () {}, resume () {}, aborted: false, paused: false, reason: null, rawHeaders: undefined, rawTrailers: undefined }
 const body = Buffer.from('{"hello":"world"}')
@@ -31,8 +32,6 @@ export interface LayerResult {
   /** Median over rounds of (balancer - BalancedPool), ns per request. */
   addedNs: number
 }
-
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 
 export function benchLayer ({ instances = 3, requests = 1_000_000, rounds = 7 } = {}): LayerResult {
   const factory = (origin: string | URL, opts: object): Dispatcher => new AnsweringPool(origin, opts)
