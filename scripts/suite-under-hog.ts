@@ -2,20 +2,14 @@
 // CPU hog spins on one core (of two, here), each run's counts on one line.
 // Timing-sensitive tests fail first on a starved machine; this shows none do.
 //   node scripts/suite-under-hog.ts [--runs 5] [--core 0] [-- <paths for scripts/test.ts>]
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { startHog } from './hog.ts'
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { runs: { type: 'string', default: '5' }, core: { type: 'string', default: '0' }, out: { type: 'string' } } })
 const runs = Number(values.runs)
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer (got ${values.runs})`)
-
-function startHog (): ChildProcess {
-  const busy = [process.execPath, '-e', 'for (;;) {}']
-  const pinned = spawnSync('taskset', ['-V']).status === 0
-  const [cmd, ...args] = pinned ? ['taskset', '-c', values.core, ...busy] : busy
-  return spawn(cmd!, args, { stdio: 'ignore' })
-}
 
 interface Run { run: number, seconds: number, exitCode: number | null, counts: Record<string, number> }
 
@@ -39,7 +33,7 @@ function suite (run: number): Promise<Run> {
   }))
 }
 
-const hog = startHog()
+const hog = startHog(values.core)
 const results: Run[] = []
 try {
   for (let i = 1; i <= runs; i++) {

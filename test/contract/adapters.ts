@@ -24,9 +24,16 @@ export interface Adapter {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * The servers' keep-alive timeout, below the window as lameduck asks: the hint (timeout=3)
+ * makes undici drop an idle connection 1 s after its last response, before the window ends.
+ */
+const KEEP_ALIVE_MS = 3_000
+
 /** attach() to a server of the transport's kind around `handler`; close() detaches and ends every socket. */
 async function attached (transport: Transport, handler: Handler, options: AttachOptions): Promise<Started> {
   const server: Server = createTransportServer(transport, handler)
+  ;(server as { keepAliveTimeout?: number }).keepAliveTimeout = KEEP_ALIVE_MS
   const sockets = new Set<Socket>()
   server.on('connection', (s: Socket) => { sockets.add(s); s.once('close', () => sockets.delete(s)) })
   const lameduck = await attach(server, options)
@@ -84,7 +91,7 @@ const fastify: Adapter = {
   async start (transport, options) {
     const tls = transport === 'https' || transport === 'h2' ? tlsMaterial() : undefined
     const h2 = transport === 'h2c' || transport === 'h2'
-    const app = Fastify({ logger: false, ...(h2 ? { http2: true } : {}), ...(tls ? { https: tls } : {}) } as Parameters<typeof Fastify>[0])
+    const app = Fastify({ logger: false, keepAliveTimeout: KEEP_ALIVE_MS, ...(h2 ? { http2: true } : {}), ...(tls ? { https: tls } : {}) } as Parameters<typeof Fastify>[0])
     const { logger: _logger, ...rest } = options
     await app.register(lameduckPlugin, rest)
     app.get('/hello', async () => ({ path: '/hello' }))

@@ -50,7 +50,7 @@ for (const adapter of ADAPTERS) {
       assert.equal(registry.registered('orders').length, 1, `${name}: registered again`)
     })
 
-    test(`${name}: /offline keeps serving with the drain marks, in flight completes, only the idle connection is closed`, { skip }, async (t) => {
+    test(`${name}: /offline keeps serving with the drain marks, in flight completes, the idle connection goes (its keep-alive runs out; HTTP/2: GOAWAY)`, { skip }, async (t) => {
       const app = await adapter.start(transport, { ...base(), maxRequestMs: 5_000 })
       t.after(() => app.close())
       await until(() => app.lameduck.state === 'serving', `${name}: serving`)

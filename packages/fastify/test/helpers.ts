@@ -12,7 +12,8 @@ export interface Started {
 /** An app with the plugin on 127.0.0.1, admin on a free port, a memory registry and small windows. */
 export async function startApp (options: Partial<LameduckOptions> = {}, routes?: (app: FastifyInstance) => void): Promise<Started> {
   const registry = (options.registry as MemoryRegistry | undefined) ?? memoryRegistry()
-  const app = Fastify({ logger: false })
+  // keepAliveTimeout below the windows (as lameduck asks): undici drops an idle connection 1 s after its last response.
+  const app = Fastify({ logger: false, keepAliveTimeout: 3_000 })
   await app.register(lameduck, {
     service: 'orders',
     host: '127.0.0.1',

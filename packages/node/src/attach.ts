@@ -5,7 +5,8 @@ import { buildStatus, ConsumerTracker, InFlightTracker, InvalidOptionError, isLe
 import { lifecycleBackend } from './admin-actions.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { workerResponder } from './cluster.ts'
-import { Connections } from './connections.ts'
+import { Connections, isHttp2Server } from './connections.ts'
+import { keepAliveTimeoutOf } from './keep-alive.ts'
 import { defaultHost, unreachableAdvertised } from './host.ts'
 import { stderrLogger } from './logger.ts'
 import { Metrics } from './metrics.ts'
@@ -211,6 +212,7 @@ export class Engine {
       if (this.lifecycle.state !== 'starting') return
       const base = instanceBase(this.server, this.options)
       this.#checkAdvertised(base.host)
+      this.#checkKeepAlive()
       this.lifecycle.start(base).catch((err: Error) => {
         this.broken = err
         this.log.error({ err, lameduck: { state: this.lifecycle.state } }, `lameduck: startup failed, not registering (/health/live now 503): ${err.message}`)
@@ -228,6 +230,17 @@ export class Engine {
     if (typeof address !== 'object' || address === null) return
     const why = unreachableAdvertised(address.address, advertised)
     if (why !== null) this.log.warn({ lameduck: { listen: address.address, advertised } }, `lameduck: advertising ${advertised} to the registry, but ${why}`)
+  }
+
+  /** An idle HTTP/1 connection the client may hold past the window is closed at exit, racing its next request. */
+  #checkKeepAlive (): void {
+    if (isHttp2Server(this.server)) return
+    const keepAliveTimeout = keepAliveTimeoutOf(this.server)
+    const windowMs = this.options.window.totalMs
+    if (keepAliveTimeout !== 0 && keepAliveTimeout <= windowMs) return
+    const now = keepAliveTimeout === 0 ? 'no keep-alive timeout (keepAliveTimeout 0)' : `keepAliveTimeout ${keepAliveTimeout} ms, longer than the drain window (${windowMs} ms)`
+    this.log.warn({ lameduck: { keepAliveTimeout, windowMs } },
+      `lameduck: the server has ${now}: a client may hold an idle keep-alive connection past the window, and closing it at exit resets a request sent on it at that moment; set the server's keepAliveTimeout below the window (clients drop an idle connection when the Keep-Alive timeout the server advertises runs out)`)
   }
 
   async startAdmin (): Promise<void> {
@@ -260,6 +273,11 @@ export class Engine {
   /** After the offline sequence: connections go by themselves (bounded), the rest are closed with the app. */
   async closeAfterDrain (): Promise<void> {
     await this.connections.gone(CONNECTIONS_GONE_MS)
+    const idle = this.connections.idleKeepAlive()
+    if (idle > 0) {
+      this.log.warn({ lameduck: { idleKeepAlive: idle, keepAliveTimeout: keepAliveTimeoutOf(this.server) } },
+        `lameduck: closing ${idle} idle keep-alive connection(s) that clients still hold: a request sent on one as it closes is reset (keep the server's keepAliveTimeout below the window, and clients drop them before this)`)
+    }
     const upgraded = this.connections.upgraded.size
     if (upgraded > 0) {
       this.log.warn({ lameduck: { upgraded } }, `lameduck: ${upgraded} upgraded connection(s) still open ${CONNECTIONS_GONE_MS} ms after 'goingAway' (closing); destroying them (close them with 1001 Going Away on 'goingAway')`)

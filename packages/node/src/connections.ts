@@ -2,6 +2,7 @@ import type { Server, Socket } from 'node:net'
 import { Server as TlsServer, type TLSSocket } from 'node:tls'
 import type { Http2Session } from 'node:http2'
 import { IdleSweeper, initTracked, kBusy, type Tracked } from './idle-sweeper.ts'
+import { idleCloseMs } from './keep-alive.ts'
 
 export type Connection = (Socket | Http2Session) & Tracked
 
@@ -44,7 +45,11 @@ export class Connections {
   constructor (server: Server, leaving: () => boolean) {
     this.#server = server
     this.#leaving = leaving
-    this.sweeper = new IdleSweeper(this.open, closeGracefully)
+    // A GOAWAY tells an HTTP/2 client before it sends: two idle sweeps are enough. An HTTP/1
+    // client learns only from the close itself, so its connection waits out the advertised timeout.
+    const sweeper: IdleSweeper<Connection> = new IdleSweeper(this.open, closeGracefully, 500, undefined, (c) =>
+      isSession(c) ? 0 : Math.ceil(idleCloseMs(server) / sweeper.intervalMs) + 1)
+    this.sweeper = sweeper
     const h2 = isHttp2Server(server)
     if (h2) this.#listen('session', (session: Http2Session) => { this.#track(Object.assign(session, { [kSession]: true, [kOpenedAt]: Date.now() })) })
     if (server instanceof TlsServer) {
@@ -64,6 +69,13 @@ export class Connections {
     if (!this.open.delete(socket)) return
     this.upgraded.add(socket)
     socket.once('close', () => { this.upgraded.delete(socket) })
+  }
+
+  /** HTTP/1 connections with nothing in flight: closing them can race a request the client sends on one. */
+  idleKeepAlive (): number {
+    let n = 0
+    for (const c of this.open) if (!isSession(c) && (c[kBusy] ?? 0) === 0) n++
+    return n
   }
 
   /** Closes every connection with nothing in flight (gracefully: GOAWAY on HTTP/2). */

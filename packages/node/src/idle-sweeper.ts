@@ -3,8 +3,8 @@ export const kUsed = Symbol('lameduck.used')
 const kSeen = Symbol('lameduck.seen')
 const kIdleSweeps = Symbol('lameduck.idleSweeps')
 
-/** A connection is closed only after this many sweeps found it idle and unused (≥ 1 s at 500 ms). */
-const IDLE_SWEEPS = 2
+/** A connection is closed only after at least this many sweeps found it idle and unused (≥ 1 s at 500 ms). */
+export const IDLE_SWEEPS = 2
 
 /** A connection that carries requests: an HTTP/1 socket (plain or TLS) or an HTTP/2 session. */
 export interface Tracked {
@@ -36,8 +36,10 @@ const LATE_FACTOR = 1.5
  * Closes keep-alive connections that stay idle while draining. A server closing
  * an idle connection races the client's next request on it (the request is
  * reset), so only connections that saw no request for two whole sweep intervals
- * are closed: clients keep their busy ("hot") connections, and those are moved
- * off by the drain mark on their next response instead.
+ * are closed, or longer where the caller says so (HTTP/1: until the Keep-Alive
+ * timeout the server advertised ran out): clients keep their busy ("hot")
+ * connections, and those are moved off by the drain mark on their next response
+ * instead.
  *
  * "Idle" must mean the client sent nothing, not that this process was too busy
  * to read it: after a stalled event loop, timers run before the poll phase reads
@@ -55,12 +57,18 @@ export class IdleSweeper<T extends Tracked> {
   /** Sweeps skipped because they ran late (event-loop stalls seen while draining). */
   late = 0
 
-  constructor (connections: Set<T>, close: (connection: T) => void, intervalMs = 500, now: () => number = performance.now.bind(performance)) {
+  readonly #idleSweeps: (connection: T) => number
+
+  /** `idleSweeps`: how many idle sweeps in a row close this connection (at least IDLE_SWEEPS). */
+  constructor (connections: Set<T>, close: (connection: T) => void, intervalMs = 500, now: () => number = performance.now.bind(performance), idleSweeps: (connection: T) => number = () => IDLE_SWEEPS) {
     this.#connections = connections
     this.#close = close
     this.#intervalMs = intervalMs
     this.#now = now
+    this.#idleSweeps = idleSweeps
   }
+
+  get intervalMs (): number { return this.#intervalMs }
 
   start (): void {
     if (this.#timer !== null) return
@@ -88,7 +96,7 @@ export class IdleSweeper<T extends Tracked> {
       const used = connection[kUsed] ?? 0
       if (idle(connection, used)) {
         connection[kIdleSweeps] = (connection[kIdleSweeps] ?? 0) + 1
-        if (connection[kIdleSweeps] >= IDLE_SWEEPS) setImmediate(() => this.#closeIfStillIdle(connection, used))
+        if (connection[kIdleSweeps] >= Math.max(IDLE_SWEEPS, this.#idleSweeps(connection))) setImmediate(() => this.#closeIfStillIdle(connection, used))
         continue
       }
       connection[kIdleSweeps] = 0

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
+import { createServer, type Server as HttpServer } from 'node:http'
 import { Client, request } from 'undici'
 import { memoryRegistry, silentLogger, type StartupStep, type DrainStep } from '@lameduck/core'
 import { attach } from '@lameduck/node'
@@ -24,9 +24,10 @@ test('node:http: probes answered at the raw request level, never reaching the ap
   assert.deepEqual(s.seen, ['/hello'])
 })
 
-test('node:http: offline keeps serving with the drain marks, closes the idle keep-alive connection, drains in flight', async (t) => {
+test('node:http: offline keeps serving with the drain marks, the idle keep-alive connection goes, drains in flight', async (t) => {
   const s = await startServer({ windows: { clientFetchMs: 1_200 }, maxRequestMs: 5_000 })
   t.after(() => stop(s))
+  ;(s.server as HttpServer).keepAliveTimeout = 3_000 // Keep-Alive: timeout=3: undici drops the idle connection 1 s after its response
   await until(() => s.lameduck.state === 'serving', 'serving')
   const client = new Client(s.url, { keepAliveTimeout: 60_000 })
   t.after(() => client.close())
@@ -37,7 +38,7 @@ test('node:http: offline keeps serving with the drain marks, closes the idle kee
   await until(() => s.lameduck.lifecycle.inflight.count === 1, 'the slow request in flight')
   const offline = s.lameduck.offline({ reason: 'test' })
   await until(() => s.registry.registered('orders').length === 0, 'deregistered')
-  await until(() => disconnects === 1, 'the idle keep-alive connection to be closed')
+  await until(() => disconnects === 1, 'the idle keep-alive connection to go (its keep-alive ran out)')
   const during = await request(`${s.url}/hello`)
   assert.equal(during.statusCode, 200)
   assert.equal(during.headers.connection, 'close')

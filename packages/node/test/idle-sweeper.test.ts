@@ -48,3 +48,17 @@ test('a request read between the sweep and the close (same loop turn) keeps the 
   await immediate()
   assert.deepEqual(r.closed, [])
 })
+
+test('a connection the caller asks more idle sweeps for stays open until it had them all', async () => {
+  let now = 0
+  const conn: Tracked = { [kBusy]: 0, [kUsed]: 0 }
+  const closed: Tracked[] = []
+  const sweeper = new IdleSweeper(new Set([conn]), (c) => closed.push(c), 500, () => now, () => 4)
+  sweeper.sweep() // stamps
+  for (let i = 1; i <= 3; i++) { now = i * 500; sweeper.sweep() }
+  await immediate()
+  assert.deepEqual(closed, [], 'three idle sweeps of the four asked for')
+  now = 2000; sweeper.sweep()
+  await immediate()
+  assert.deepEqual(closed, [conn])
+})

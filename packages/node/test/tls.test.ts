@@ -11,6 +11,8 @@ for (const transport of ['https', 'h2'] as Transport[]) {
   test(`${transport}: a request in flight through the sweeps completes; the idle connection is closed`, async (t) => {
     const s = await startServer({ windows: { clientFetchMs: 1_500 }, maxRequestMs: 5_000 }, transport)
     t.after(() => stop(s))
+    // HTTPS: the idle connection goes when its Keep-Alive timeout (3 s, undici: 1 s idle) runs out; h2: the sweep's GOAWAY.
+    ;(s.server as { keepAliveTimeout?: number }).keepAliveTimeout = 3_000
     await until(() => s.lameduck.state === 'serving', 'serving')
     const busy = transportClient(transport, s.url)
     const idle = transportClient(transport, s.url)

@@ -33,6 +33,9 @@ export interface ProviderConfig {
   ignoreSigterm?: boolean
 }
 
+/** The providers' keep-alive timeout (see the app below). */
+const KEEP_ALIVE_MS = 3_000
+
 const config = JSON.parse(process.argv[2] ?? '{}') as ProviderConfig
 const emit = (event: Record<string, unknown>): void => { process.stdout.write(JSON.stringify({ t: Date.now(), id: config.id, ...event }) + '\n') }
 
@@ -63,7 +66,10 @@ const bootedAt = Date.now() + config.bootMs
 // One app for every transport; its type is the HTTP/1.1 one (the handlers use nothing transport-specific).
 // A cleartext HTTP/2 server has no closeIdleConnections(), which forceCloseConnections 'idle' needs.
 const serve = config.serve ?? { transport: 'http' }
-const app = Fastify({ logger: false, ...(serve.transport === 'h2c' ? {} : { forceCloseConnections: 'idle' }), ...fastifyServerOptions(serve) } as never) as unknown as FastifyInstance
+// keepAliveTimeout below every window the lab runs (≥ 1 s): the Keep-Alive hint (timeout=3) makes
+// undici drop an idle connection after 1 s by itself, so no idle connection outlives the window and
+// the server never has to close one under a client (Fastify's own 72 s would; attach() warns of it).
+const app = Fastify({ logger: false, keepAliveTimeout: KEEP_ALIVE_MS, ...(serve.transport === 'h2c' ? {} : { forceCloseConnections: 'idle' }), ...fastifyServerOptions(serve) } as never) as unknown as FastifyInstance
 let served = 0
 
 if (config.mode === 'lameduck') {

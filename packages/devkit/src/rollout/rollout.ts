@@ -199,7 +199,8 @@ async function waitDiscovered (path: TrafficPath, o: ResolvedRollout): Promise<v
   const deadline = Date.now() + 30_000
   while (seen.size < o.providers && Date.now() < deadline) {
     try {
-      const res = await request(path.consumer.url('/work?ms=0'), { dispatcher: path.consumer.dispatcher })
+      // A fresh connection each time: behind a Service, a reused one stays on one pod (conntrack).
+      const res = await request(path.consumer.url('/work?ms=0'), { dispatcher: path.consumer.dispatcher, reset: true })
       const id = res.headers['x-instance']
       await res.body.dump()
       if (typeof id === 'string') seen.add(id)

@@ -1,0 +1,39 @@
+// The rolling-deploy lab N times in a row while a CPU hog spins on one core:
+// a loss that shows once in dozens of runs (a race) shows here, with the
+// failed requests of each run and when they happened.
+//   node --conditions=@lameduck/source scripts/rollout-under-hog.ts [--runs 40] [--core 0] [--registry none] [--mode lameduck]
+import { parseArgs } from 'node:util'
+import { runRollout, type RolloutOptions } from '@lameduck/devkit'
+import { startHog } from './hog.ts'
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '40' },
+    core: { type: 'string', default: '0' },
+    registry: { type: 'string', default: 'none' },
+    mode: { type: 'string', default: 'lameduck' },
+    rps: { type: 'string', default: '300' }
+  }
+})
+const runs = Number(values.runs)
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer (got ${values.runs})`)
+const options: RolloutOptions = { registry: values.registry as RolloutOptions['registry'], mode: values.mode as RolloutOptions['mode'], rps: Number(values.rps) }
+
+const hog = startHog(values.core)
+let lossy = 0
+let lost = 0
+let total = 0
+try {
+  for (let i = 1; i <= runs; i++) {
+    const r = await runRollout(options)
+    total += r.total
+    lost += r.failed
+    if (r.failed > 0) lossy++
+    const samples = r.failureSamples.slice(0, 3).map((f) => `${f.outcome} at ${f.t} ms (${f.detail ?? ''})`).join(', ')
+    console.log(`run ${i}/${runs}: ${r.failed} of ${r.total} failed${samples === '' ? '' : `: ${samples}`}`)
+  }
+} finally {
+  hog.kill()
+}
+console.log(`\n${runs} runs of ${JSON.stringify(options)} under a CPU hog on core ${values.core}: ${lossy} with loss, ${lost} of ${total} requests failed`)
+process.exitCode = lossy === 0 ? 0 : 1
