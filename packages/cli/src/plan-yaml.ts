@@ -38,8 +38,23 @@ function header (plan: Plan, line: Line, commandLine: string): void {
   if (plan.plugin.sidecar) line(`#   sidecar: { envoyAdmin: '${plan.plugin.sidecar.envoyAdmin}', drainTimeoutMs: ${plan.plugin.sidecar.drainTimeoutMs} },`)
   line(`#   shutdownTimeoutMs: ${plan.shutdownTimeoutMs},  // ${shutdownWhy(plan)}`)
   line('#')
+  keepAlive(plan, line)
+  line('#')
   line('# Patch for a Deployment, StatefulSet or DaemonSet: merge into spec.template')
   line('# (e.g. kubectl patch deployment NAME --type strategic --patch-file plan.yaml).')
+}
+
+/** The server setting the drain relies on: idle keep-alive connections must not outlive the window. */
+function keepAlive (plan: Plan, line: Line): void {
+  const max = plan.maxKeepAliveTimeoutMs
+  if (max === null) {
+    line('# The window is under 1 s, shorter than any Keep-Alive timeout a server can advertise:')
+    line('# idle keep-alive connections outlive it and are closed at exit (a request can cross the close).')
+    return
+  }
+  line(`# Server: keepAliveTimeout at most ${max} (Fastify's default is 72000, Node's 5000), so clients`)
+  line('# drop idle keep-alive connections inside the window (undici: 2 s before the advertised')
+  line('# timeout) and none is closed under a request at exit.')
 }
 
 /** spec.template.metadata: the annotations doctor reads, and Istio's proxy settings. */

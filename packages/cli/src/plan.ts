@@ -46,6 +46,12 @@ export interface Plan {
     sidecar?: { envoyAdmin: string, drainTimeoutMs: number }
   }
   shutdownTimeoutMs: number
+  /**
+   * The app server's keepAliveTimeout at most: the window in whole seconds (the
+   * Keep-Alive hint's unit). Clients then drop idle connections inside the window,
+   * and the drain never closes one under a request. null: a window under 1 s.
+   */
+  maxKeepAliveTimeoutMs: number | null
   terminationGracePeriodSeconds: number
   container: string
   preStop: ExecHook
@@ -118,6 +124,7 @@ export function computePlan (input: PlanInput): Plan {
     sidecar,
     plugin,
     shutdownTimeoutMs,
+    maxKeepAliveTimeoutMs: window.totalMs >= 1_000 ? Math.floor(window.totalMs / 1000) * 1000 : null,
     terminationGracePeriodSeconds,
     container: input.container ?? 'app',
     preStop: { exec: { command: ['lameduck', 'prestop'] } },

@@ -112,3 +112,18 @@ test('plan explains bad flags', async () => {
 function ReadableFrom (text: string): NodeJS.ReadableStream {
   return (async function * () { yield Buffer.from(text) })() as unknown as NodeJS.ReadableStream
 }
+
+test('plan bounds the server\'s keepAliveTimeout by the window (whole seconds: the Keep-Alive hint\'s unit)', async () => {
+  for (const preset of presets) {
+    const p = computePlan({ windows: preset })
+    assert.equal(p.maxKeepAliveTimeoutMs, p.window.totalMs >= 1_000 ? Math.floor(p.window.totalMs / 1000) * 1000 : null, preset)
+  }
+  const k8s = await runCommand(plan, ['--windows', 'kubernetes'])
+  assert.equal(k8s.code, EXIT.OK)
+  const window = propagationWindow('kubernetes').totalMs
+  assert.match(k8s.stdout, new RegExp(`# Server: keepAliveTimeout at most ${Math.floor(window / 1000) * 1000} `))
+  const short = computePlan({ windows: { clientFetchMs: 800 } })
+  assert.equal(short.maxKeepAliveTimeoutMs, null, 'no hint fits a window under 1 s')
+  const shortText = await runCommand(plan, ['--client-fetch-ms', '800'])
+  assert.match(shortText.stdout, /The window is under 1 s/)
+})
