@@ -38,7 +38,7 @@ async function behaviours (t: import('node:test').TestContext, target: NacosTarg
       const answer = await target.call('GET', '/instance/list', { serviceName: 'nobody' })
       assert.equal(answer.status, expect.unknownServiceStatus)
     }),
-    t.test('deregister: the next list no longer has the host; deregistering it again still answers ok', async () => {
+    t.test('deregister: the host leaves the list (the stand-in after its snapshot, 0.8.0 at once or soon); deregistering it again still answers ok', async (st) => {
       await target.call('POST', '/instance', { serviceName: 'dereg', ip: IP, port: 9001 })
       await target.call('POST', '/instance', { serviceName: 'dereg', ip: IP, port: 9002 })
       await until(async () => (await listHosts(target, 'dereg')).length === 2, 'both hosts listed')
@@ -48,8 +48,14 @@ async function behaviours (t: import('node:test').TestContext, target: NacosTarg
         // (+ the 100 ms task check), so the very next list still has the host (harsher than 0.8.0, see docs/fidelity.md).
         assert.deepEqual((await listHosts(target, 'dereg')).map((h) => h.port).sort(), [9001, 9002], 'the very next list: the snapshot from before the DELETE')
         await until(async () => (await listHosts(target, 'dereg')).length === 1, 'the snapshot refreshed', 5_000)
+      } else {
+        // 0.8.0 serves the live domain: the next list usually no longer has the host (2–6 ms), but
+        // under load its "ok" can come first (CI saw the next list still with it), as with its register.
+        const started = Date.now()
+        await until(async () => (await listHosts(target, 'dereg')).length === 1, 'the host gone from the list', 5_000)
+        st.diagnostic(`real: the host left the list ${Date.now() - started} ms after the "ok"`)
       }
-      assert.deepEqual((await listHosts(target, 'dereg')).map((h) => h.port), [9002], 'after the "ok" (0.8.0: the very next list)')
+      assert.deepEqual((await listHosts(target, 'dereg')).map((h) => h.port), [9002], 'after the "ok"')
       assert.deepEqual(await target.call('DELETE', '/instance', { serviceName: 'dereg', ip: IP, port: 9001 }), { status: 200, text: 'ok' })
     }),
     t.test('heartbeat: PUT /instance/beat answers the beat interval; a beat for an unknown instance registers it', async () => {
