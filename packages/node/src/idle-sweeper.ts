@@ -4,7 +4,7 @@ const kSeen = Symbol('lameduck.seen')
 const kIdleSweeps = Symbol('lameduck.idleSweeps')
 
 /** A connection is closed only after at least this many sweeps found it idle and unused (≥ 1 s at 500 ms). */
-export const IDLE_SWEEPS = 2
+const IDLE_SWEEPS = 2
 
 /** A connection that carries requests: an HTTP/1 socket (plain or TLS) or an HTTP/2 session. */
 export interface Tracked {
