@@ -70,24 +70,29 @@ export class ConsumerTracker implements EarlyOfflineMonitor {
     this.#clock = options.clock ?? systemClock
   }
 
-  /** Records a request; `consumer` is the x-lameduck-consumer header, if any. */
-  seen (consumer: string | undefined): void {
-    const now = this.#clock.now()
+  /**
+   * Records a request; `consumer` is the x-lameduck-consumer header, if any. `now`
+   * is the request's stamp when the caller took one already (an HTTP server stamps
+   * every request); a stamp never earlier than the arrival errs towards the full window.
+   */
+  seen (consumer: string | undefined, now = this.#clock.now()): void {
     this.#lastRequest = now
-    if (typeof consumer !== 'string' || consumer.length > MAX_ID_LENGTH || !VISIBLE_ASCII.test(consumer)) { this.#lastAnonymous = now; return }
+    if (typeof consumer !== 'string') { this.#lastAnonymous = now; return }
     const consumers = this.#consumers
+    // Only valid ids are remembered, so a known id needs no check: the usual case, without the regex.
     const entry = consumers.get(consumer)
     if (entry !== undefined) { entry.lastSeen = now; return }
+    if (consumer.length > MAX_ID_LENGTH || !VISIBLE_ASCII.test(consumer)) { this.#lastAnonymous = now; return }
     if (consumers.size >= this.#o.maxConsumers && !this.#evictStale(now)) { this.#lastOverflow = now; return }
     consumers.set(consumer, { lastSeen: now, toldAt: Number.NEGATIVE_INFINITY })
     this.#order.push(consumer)
   }
 
-  /** Records that `consumer` received a response marked draining. */
-  told (consumer: string | undefined): void {
+  /** Records that `consumer` received a response marked draining (`now` as in seen()). */
+  told (consumer: string | undefined, now = this.#clock.now()): void {
     if (consumer === undefined || consumer === '') return
     const entry = this.#consumers.get(consumer)
-    if (entry !== undefined) entry.toldAt = this.#clock.now()
+    if (entry !== undefined) entry.toldAt = now
   }
 
   begin (now: number): void {
@@ -96,12 +101,12 @@ export class ConsumerTracker implements EarlyOfflineMonitor {
 
   pending (now: number): string | null {
     const since = now - this.#o.windowMs
-    if (this.#lastAnonymous >= since) return `a request without x-lameduck-consumer arrived ${now - this.#lastAnonymous} ms ago: keeping the full window`
-    if (this.#lastOverflow >= since) return `more than ${this.#o.maxConsumers} consumer ids within the window (the last not tracked ${now - this.#lastOverflow} ms ago): keeping the full window`
+    if (this.#lastAnonymous >= since) return `a request without x-lameduck-consumer arrived ${Math.max(0, now - this.#lastAnonymous)} ms ago: keeping the full window`
+    if (this.#lastOverflow >= since) return `more than ${this.#o.maxConsumers} consumer ids within the window (the last not tracked ${Math.max(0, now - this.#lastOverflow)} ms ago): keeping the full window`
     for (const [id, c] of this.#consumers) {
       if (c.lastSeen >= since && c.toldAt < this.#drainStart) return `consumer ${id} has not received a draining response yet`
     }
-    if (now - this.#lastRequest < this.#o.quietMs) return `quiet period: last request ${now - this.#lastRequest} ms ago (need ${this.#o.quietMs} ms)`
+    if (now - this.#lastRequest < this.#o.quietMs) return `quiet period: last request ${Math.max(0, now - this.#lastRequest)} ms ago (need ${this.#o.quietMs} ms)`
     if (this.#o.inflight.count > 0) return `${this.#o.inflight.count} request(s) in flight`
     return null
   }
@@ -157,7 +162,7 @@ export class ConsumerTracker implements EarlyOfflineMonitor {
       recent++
       if (c.toldAt >= this.#drainStart) told++
     }
-    const overflowedMsAgo = this.#lastOverflow >= since ? now - this.#lastOverflow : null
+    const overflowedMsAgo = this.#lastOverflow >= since ? Math.max(0, now - this.#lastOverflow) : null
     return { consumersInWindow: recent, consumersTold: told, pending: this.pending(now), maxConsumers: this.#o.maxConsumers, overflowedMsAgo }
   }
 }

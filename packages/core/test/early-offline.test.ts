@@ -119,3 +119,16 @@ test('ids a balancer never sends (too long, control characters) count as request
   assert.match(tracker.pending(clock.now())!, /without x-lameduck-consumer/)
   assert.equal(tracker.describe().consumersInWindow, 0)
 })
+
+test('a caller\'s own stamp counts instead of the clock: a stamp later than the request keeps the window longer, never shorter', () => {
+  const clock = virtualClock()
+  const tracker = new ConsumerTracker({ windowMs: 1_000, quietMs: 100, inflight: new InFlightTracker(), clock })
+  tracker.begin(clock.now())
+  tracker.seen('c1', clock.now() + 10) // an HTTP server's coarse stamp, rounded up
+  tracker.told('c1', clock.now() + 10)
+  assert.equal(tracker.describe().consumersTold, 1)
+  tracker.seen(undefined, clock.now() + 10)
+  assert.match(tracker.pending(clock.now())!, /without x-lameduck-consumer arrived 0 ms ago/, 'a stamp ahead of the clock reads as 0 ms, not negative')
+  assert.match(tracker.pending(clock.now() + 1_010)!, /without x-lameduck-consumer arrived 1000 ms ago/, 'the window counts from the stamp')
+  assert.equal(tracker.pending(clock.now() + 1_011), null)
+})

@@ -5,7 +5,8 @@
  * Cached the way Node caches its Date header: read on first use, forgotten by an
  * unref'd timer, so an idle server runs no timer at all.
  */
-const RESOLUTION_MS = 10
+/** How far behind the wall clock coarseNow() may be. */
+export const COARSE_MS = 10
 
 let cached: number | undefined
 
@@ -15,7 +16,7 @@ export function coarseNow (): number {
   if (cached === undefined) {
     cached = Date.now()
     // unref: never what keeps the process alive (optional: fake timers may not have it).
-    setTimeout(forget, RESOLUTION_MS).unref?.()
+    setTimeout(forget, COARSE_MS).unref?.()
   }
   return cached
 }

@@ -6,7 +6,7 @@ import type { Connection } from './connections.ts'
 import { writeProbe, writeStreamProbe, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { OpenRequests } from './open-requests.ts'
 import { closeAfter, goAway, markStream } from './drain-marks.ts'
-import { coarseNow } from './coarse-clock.ts'
+import { COARSE_MS, coarseNow } from './coarse-clock.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
 type Res = ServerResponse | Http2ServerResponse
@@ -44,17 +44,13 @@ function connectionOf (req: Req): Connection {
 }
 
 /**
- * The consumer id header, read from rawHeaders on HTTP/1: `req.headers` is built
- * on first use, and an app that never reads it should not pay for it here. Sent
- * twice, it counts as no id, as `req.headers` would join the two into a value
- * that is not an id.
+ * The consumer id header of a request, read from rawHeaders on HTTP/1:
+ * `req.headers` is built on first use, and an app that never reads it should not
+ * pay for it here. Sent twice, it counts as no id, as `req.headers` would join
+ * the two into a value that is not an id.
  */
-function consumerId (from: OpenRequest): string | undefined {
-  if (!isRequest(from) || from.httpVersionMajor === 2) {
-    const v = (isRequest(from) ? from.headers : from)[CONSUMER_HEADER]
-    return typeof v === 'string' ? v : undefined
-  }
-  const req = from
+function consumerId (req: Req): string | undefined {
+  if (req.httpVersionMajor === 2) return headerId(req.headers)
   const raw = req.rawHeaders
   let id: string | undefined
   for (let i = 0; i < raw.length; i += 2) {
@@ -64,6 +60,12 @@ function consumerId (from: OpenRequest): string | undefined {
     id = raw[i + 1]
   }
   return id
+}
+
+/** The consumer id in HTTP/2 headers (the stream's, or the compat request's: the same object). */
+function headerId (headers: IncomingHttpHeaders): string | undefined {
+  const v = headers[CONSUMER_HEADER]
+  return typeof v === 'string' ? v : undefined
 }
 
 /**
@@ -84,14 +86,19 @@ export class RequestHook {
   readonly #open = new OpenRequests<OpenRequest, Connection>()
   readonly #ctx: RequestHookContext
   readonly #probePaths: { ready: string, live: string } | null
-  readonly #untracked: string[]
+  readonly #tracker: ConsumerTracker | undefined
+  /** The probe routes: not consumer traffic, so not tracked (null: no such route). */
+  readonly #readyPath: string | null
+  readonly #livePath: string | null
   /** The 'close' listener of every request: one function, not a closure per request. */
   readonly #end: (this: Carrier) => void
 
   constructor (ctx: RequestHookContext) {
     this.#ctx = ctx
     this.#probePaths = ctx.serveRoutes && ctx.routes !== false ? ctx.routes : null
-    this.#untracked = ctx.routes === false ? [] : [ctx.routes.ready, ctx.routes.live]
+    this.#tracker = ctx.tracker
+    this.#readyPath = ctx.routes === false ? null : ctx.routes.ready
+    this.#livePath = ctx.routes === false ? null : ctx.routes.live
     const { inflight } = ctx
     const open = this.#open
     this.#end = function endRequest (this: Carrier): void {
@@ -110,14 +117,14 @@ export class RequestHook {
 
   onRequest (req: Req, res: Res): Verdict {
     const c = connectionOf(req)
-    this.#begin(req, c, res)
+    const at = this.#begin(req, c, res)
     const marking = this.#marking
     if (marking !== null) {
       res.setHeader(STATE_HEADER, marking)
       if (req.httpVersionMajor === 2) goAway(c); else closeAfter(res, c)
     }
     const url = req.url ?? ''
-    this.#seen(url, req, marking)
+    if (this.#tracks(url)) this.#seen(consumerId(req), marking, at)
     const probe = this.#probeAt(req.method, url)
     if (probe !== null) { writeProbe(req, res, this.#ctx.probe(probe)); return ANSWERED }
     // While draining, an HTTP/1 handler runs once the whole read is parsed: a handler that answers
@@ -127,35 +134,43 @@ export class RequestHook {
 
   onStream (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Verdict {
     const c = stream.session as Connection
-    this.#begin(headers, c, stream)
+    const at = this.#begin(headers, c, stream)
     const marking = this.#marking
     if (marking !== null) {
       markStream(stream, marking)
       goAway(c)
     }
     const url = headers[':path'] ?? ''
-    this.#seen(url, headers, marking)
+    if (this.#tracks(url)) this.#seen(headerId(headers), marking, at)
     const probe = this.#probeAt(headers[':method'], url)
     if (probe !== null) { writeStreamProbe(stream, headers[':method'] === 'HEAD', this.#ctx.probe(probe)); return ANSWERED }
     return PASS
   }
 
-  /** Counts a request in flight on `c` until its carrier closes. */
-  #begin (request: OpenRequest, c: Connection, carrier: Carrier): void {
+  /** Counts a request in flight on `c` until its carrier closes; returns its (coarse) start time. */
+  #begin (request: OpenRequest, c: Connection, carrier: Carrier): number {
     const { inflight } = this.#ctx
+    const at = coarseNow()
     inflight.start()
-    carrier[kSlot] = this.#open.start(request, c, coarseNow())
+    carrier[kSlot] = this.#open.start(request, c, at)
     c[kBusy] = (c[kBusy] ?? 0) + 1
     c[kUsed] = inflight.total
     carrier.on('close', this.#end)
+    return at
   }
 
-  #seen (url: string, from: OpenRequest, marking: string | null): void {
-    const tracker = this.#ctx.tracker
-    if (tracker === undefined || this.#untracked.includes(url)) return
-    const id = consumerId(from)
-    tracker.seen(id)
-    if (marking !== null) tracker.told(id)
+  /** Whether a request for `url` is consumer traffic the tracker counts (not a probe). */
+  #tracks (url: string): boolean {
+    return this.#tracker !== undefined && url !== this.#readyPath && url !== this.#livePath
+  }
+
+  #seen (id: string | undefined, marking: string | null, at: number): void {
+    // The coarse clock runs up to COARSE_MS behind; a stamp from its far end is never earlier than
+    // the request, which errs towards the full window (a later "last seen", a later "told").
+    const stamp = at + COARSE_MS
+    const tracker = this.#tracker!
+    tracker.seen(id, stamp)
+    if (marking !== null) tracker.told(id, stamp)
   }
 
   /** The probe a GET or HEAD of `url` asks for, when the engine answers the probe routes. */

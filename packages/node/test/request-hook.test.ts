@@ -27,6 +27,7 @@ test('coarseNow: one Date.now() read serves 10 ms; its timer makes the next call
       Date.now = real
     }
   } finally {
+    mock.timers.tick(10) // the stamp is forgotten, not left cached from the mocked clock for the next test
     mock.timers.reset()
   }
 })
