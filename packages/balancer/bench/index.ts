@@ -34,7 +34,7 @@ const lines = [
   '|---:|---:|---:|',
   ...picks.map((p) => `| ${p.instances} | ${p.nsPerPick.toFixed(1)} | ${kb(p.heapGrowthBytes)} over ${p.picks.toLocaleString('en-US')} |`),
   '',
-  `Dispatch layer alone (each over ${layer.instances} pools that answer in place: no sockets, no header processing; ${layer.requests.toLocaleString('en-US')} requests per round, ${layer.rounds} alternating rounds, medians): balancer ${layer.nsPerRequest.balancer.toFixed(0)} ns, BalancedPool ${layer.nsPerRequest.balancedPool.toFixed(0)} ns per request, **${layer.addedNs.toFixed(0)} ns added**.`,
+  `Dispatch layer alone (each over ${layer.instances} pools that answer in place: no sockets, no header processing; ${layer.requests.toLocaleString('en-US')} requests per round, ${layer.rounds} alternating rounds, medians): balancer ${layer.nsPerRequest.balancer.toFixed(0)} ns, BalancedPool ${layer.nsPerRequest.balancedPool.toFixed(0)} ns per request, **${layer.addedNs.toFixed(0)} ns added**${layer.bytesPerRequest === null ? '' : `; heap allocated per request: balancer ${layer.bytesPerRequest.balancer.toFixed(0)} B, BalancedPool ${layer.bytesPerRequest.balancedPool.toFixed(0)} B`}.`,
   '',
   `End to end: ${http.upstreams} node:http upstreams in a child process, ${http.concurrency} concurrent undici.request, ${http.seconds} s per run, ${http.runs.balancer.rps.length} rounds in rotating order${http.isolated ? ', each measurement in a fresh load-generator process (warmed 1 s)' : ''}${http.pinned ? '; upstreams and load generator pinned to separate cores (taskset)' : ' (not pinned: no taskset)'}. Ratios: median over rounds of the ratio to BalancedPool within the round.`,
   '',

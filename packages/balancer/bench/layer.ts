@@ -31,6 +31,28 @@ export interface LayerResult {
   nsPerRequest: { balancer: number, balancedPool: number }
   /** Median over rounds of (balancer - BalancedPool), ns per request. */
   addedNs: number
+  /** Heap allocated per request by each layer (young-generation garbage, which drives scavenges); null without --expose-gc. */
+  bytesPerRequest: { balancer: number, balancedPool: number } | null
+}
+
+const gc = (globalThis as { gc?: () => void }).gc
+/** Small enough (well under 1 MB of garbage) that no scavenge runs inside a sample. */
+const ALLOC_REQUESTS = 1_000
+
+/**
+ * Heap growth per request over ALLOC_REQUESTS dispatches after a full GC, the
+ * options objects made beforehand; median of 11 samples. Needs --expose-gc.
+ */
+function allocated (d: Dispatcher, origin: string, handler: Dispatcher.DispatchHandler): number {
+  const samples: number[] = []
+  for (let s = 0; s < 11; s++) {
+    const opts = Array.from({ length: ALLOC_REQUESTS }, () => ({ origin, path: '/', method: 'GET' }))
+    gc!(); gc!()
+    const before = process.memoryUsage().heapUsed
+    for (let i = 0; i < ALLOC_REQUESTS; i++) d.dispatch(opts[i]!, handler)
+    samples.push((process.memoryUsage().heapUsed - before) / ALLOC_REQUESTS)
+  }
+  return median(samples)
 }
 
 export function benchLayer ({ instances = 3, requests = 1_000_000, rounds = 7 } = {}): LayerResult {
@@ -56,6 +78,7 @@ export function benchLayer ({ instances = 3, requests = 1_000_000, rounds = 7 } 
     for (const [name, d, origin] of r % 2 === 0 ? contenders : [...contenders].reverse()) ns[name].push(run(d, origin))
   }
   if (ended !== requests * (2 * rounds + 2)) throw new Error(`layer bench: ${ended} responses for ${requests * (2 * rounds + 2)} requests`)
+  const bytesPerRequest = gc === undefined ? null : { balancer: allocated(balancer, 'http://orders', handler), balancedPool: allocated(pool, `http://${addresses[0]}`, handler) }
   balancer.close().catch(() => {})
   pool.close().catch(() => {})
   return {
@@ -63,11 +86,13 @@ export function benchLayer ({ instances = 3, requests = 1_000_000, rounds = 7 } 
     requests,
     rounds,
     nsPerRequest: { balancer: median(ns.balancer), balancedPool: median(ns.balancedPool) },
-    addedNs: median(ns.balancer.map((b, i) => b - ns.balancedPool[i]!))
+    addedNs: median(ns.balancer.map((b, i) => b - ns.balancedPool[i]!)),
+    bytesPerRequest
   }
 }
 
 if (import.meta.main) {
   const r = benchLayer()
-  console.log(`${r.instances} instances, ${r.requests} requests per round, ${r.rounds} rounds: balancer ${r.nsPerRequest.balancer.toFixed(0)} ns, BalancedPool ${r.nsPerRequest.balancedPool.toFixed(0)} ns, added ${r.addedNs.toFixed(0)} ns per request`)
+  const bytes = r.bytesPerRequest === null ? ' (run with --expose-gc for bytes per request)' : `; allocated per request: balancer ${r.bytesPerRequest.balancer.toFixed(0)} B, BalancedPool ${r.bytesPerRequest.balancedPool.toFixed(0)} B`
+  console.log(`${r.instances} instances, ${r.requests} requests per round, ${r.rounds} rounds: balancer ${r.nsPerRequest.balancer.toFixed(0)} ns, BalancedPool ${r.nsPerRequest.balancedPool.toFixed(0)} ns, added ${r.addedNs.toFixed(0)} ns per request${bytes}`)
 }
