@@ -20,6 +20,32 @@ const NOT_SENT = new Set([...CONNECT_ERRORS, 'UND_ERR_CLOSED', 'UND_ERR_DESTROYE
 const LOST_BEFORE_RESPONSE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT'])
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE', 'QUERY'])
 
+/** Where a request goes: the service's table, and the scheme its instances are reached with. */
+export interface Route { readonly table: ServiceTable, readonly protocol: string }
+
+/**
+ * Where a request stands. An attempt moves PICKING → SENT → RESPONDED; a failure
+ * before RESPONDED may send it back to PICKING (a retry); DONE is final.
+ */
+type Phase = typeof PICKING | typeof SENT | typeof RESPONDED | typeof DONE
+const PICKING = 0
+/** The attempt's pool gave it a socket (onRequestStart): the request may have reached the instance. */
+const SENT = 1
+const RESPONDED = 2
+/** The caller was told how it ended: every later callback is ignored. */
+const DONE = 3
+
+/** What the failures of one request have used up. */
+interface Retries {
+  /** Instances that failed this request, avoided by the next pick. */
+  tried: InstanceEntry[]
+  lastError: unknown
+  /** The last failure came after the request was sent (its error is what the caller gets when nobody is left). */
+  lostAfterSend: boolean
+  connect: number
+  idempotent: number
+}
+
 /** What a request handler needs from its balancer. */
 export interface HandlerContext {
   readonly options: ResolvedOptions
@@ -44,28 +70,21 @@ function replayable (body: Dispatcher.DispatchOptions['body']): boolean {
  */
 export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchController {
   readonly #ctx: HandlerContext
-  readonly #table: ServiceTable
-  readonly #protocol: string
+  readonly #route: Route
   readonly #opts: Dispatcher.DispatchOptions
   readonly #handler: Dispatcher.DispatchHandler
   #entry: InstanceEntry | undefined
   /** The running attempt's controller, from its onRequestStart until it fails. */
   #attempt: DispatchController | null = null
-  #tried: InstanceEntry[] | undefined
-  #lastError: unknown
   #reason: Error | null = null
-  #lostAfterSend = false
-  #connectRetries = 0
-  #idempotentRetries = 0
-  #started = false
+  #phase: Phase = PICKING
   #aborted = false
-  #responded = false
-  #done = false
+  /** Created by the first failure: most requests never need it, and the handler is allocated per request. */
+  #retries: Retries | undefined
 
-  constructor (ctx: HandlerContext, table: ServiceTable, protocol: string, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
+  constructor (ctx: HandlerContext, route: Route, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
     this.#ctx = ctx
-    this.#table = table
-    this.#protocol = protocol
+    this.#route = route
     this.#opts = opts
     this.#handler = handler
   }
@@ -78,7 +97,7 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
   get rawTrailers (): DispatchController['rawTrailers'] { return this.#attempt?.rawTrailers }
 
   abort (reason: Error): void {
-    if (this.#aborted || this.#done) return
+    if (this.#aborted || this.#phase === DONE) return
     this.#aborted = true
     this.#reason = reason ?? new errors.RequestAbortedError()
     // An attempt still queued or connecting is aborted when it starts (onRequestStart).
@@ -103,20 +122,21 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
 
   /** Sends an attempt to the next instance. Never throws: every failure ends in a retry or #finish. */
   #next (): boolean {
-    if (this.#done) return false
-    const table = this.#table
-    const entry = this.#tried === undefined ? table.pick() : table.pickExcept(this.#tried)
+    if (this.#phase === DONE) return false
+    const { table, protocol } = this.#route
+    const retries = this.#retries
+    const entry = retries === undefined ? table.pick() : table.pickExcept(retries.tried)
     if (entry === undefined) {
       // After a failure past the connect, nobody else to try: the caller gets that failure itself.
-      this.#finish(this.#lostAfterSend ? this.#lastError as Error : table.noInstance(this.#lastError, this.#tried?.length ?? 0))
+      this.#finish(retries?.lostAfterSend === true ? retries.lastError as Error : table.noInstance(retries?.lastError, retries?.tried.length ?? 0))
       return false
     }
     this.#entry = entry
-    this.#started = false
+    this.#phase = PICKING
     this.#attempt = null
     let pool: Dispatcher
     try {
-      pool = entry.pool(this.#protocol, this.#ctx.onDrain)
+      pool = entry.pool(protocol, this.#ctx.onDrain)
     } catch (err) {
       // A pool that cannot be built: nothing was sent, so like a failed connect (ejects, tries another).
       this.#notSent(entry, err as Error, true)
@@ -126,67 +146,68 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
       return pool.dispatch(this.#opts, this)
     } catch (err) {
       // undici reports through onResponseError; only a custom factory's dispatcher throws.
-      if (this.#entry === entry && !this.#started) this.#notSent(entry, err as Error, true)
+      if (this.#entry === entry && this.#phase === PICKING) this.#notSent(entry, err as Error, true)
       else this.#finish(err as Error)
       return false
     }
   }
 
   onRequestStart (controller: DispatchController, _context: unknown): void {
-    if (this.#done) { controller.abort(this.#reason ?? new errors.RequestAbortedError()); return }
-    this.#started = true
+    if (this.#phase === DONE) { controller.abort(this.#reason ?? new errors.RequestAbortedError()); return }
+    this.#phase = SENT
     this.#attempt = controller
     this.#entry!.connected()
   }
 
   onRequestUpgrade (_controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
-    if (this.#done) { socket.destroy(); return }
-    this.#responded = true
-    this.#done = true
+    if (this.#phase === DONE) { socket.destroy(); return }
+    this.#phase = DONE
     this.#handler.onRequestUpgrade?.(this, statusCode, headers, socket)
   }
 
   onResponseStarted (): void {
-    if (!this.#done) this.#handler.onResponseStarted?.()
+    if (this.#phase !== DONE) this.#handler.onResponseStarted?.()
   }
 
   onResponseStart (_controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
-    if (this.#done) return
-    this.#responded = true
+    if (this.#phase === DONE) return
+    this.#phase = RESPONDED
     const state = headers[STATE_HEADER]
-    if (state !== undefined) this.#table.observeState(this.#entry!, state)
+    if (state !== undefined) this.#route.table.observeState(this.#entry!, state)
     this.#handler.onResponseStart?.(this, statusCode, headers, statusMessage)
   }
 
   onResponseData (_controller: DispatchController, chunk: Buffer): void {
-    if (!this.#done) this.#handler.onResponseData?.(this, chunk)
+    if (this.#phase !== DONE) this.#handler.onResponseData?.(this, chunk)
   }
 
   onResponseEnd (_controller: DispatchController, trailers: IncomingHttpHeaders): void {
-    if (this.#done) return
-    this.#done = true
+    if (this.#phase === DONE) return
+    this.#phase = DONE
     this.#handler.onResponseEnd?.(this, trailers)
   }
 
   onBodySent (chunk: Buffer): void {
-    if (!this.#done) this.#handler.onBodySent?.(chunk)
+    if (this.#phase !== DONE) this.#handler.onBodySent?.(chunk)
   }
 
   onRequestSent (): void {
-    if (!this.#done) this.#handler.onRequestSent?.()
+    if (this.#phase !== DONE) this.#handler.onRequestSent?.()
   }
 
   onResponseError (_controller: DispatchController | null, err: Error): void {
-    if (this.#done) return
+    const phase = this.#phase
+    if (phase === DONE) return
     this.#attempt = null
     const entry = this.#entry
     const code = (err as { code?: unknown } | null)?.code
     if (entry !== undefined && !this.#aborted && !this.#ctx.closed && typeof code === 'string') {
-      if (!this.#started && NOT_SENT.has(code)) { this.#notSent(entry, err, CONNECT_ERRORS.has(code)); return }
-      if (this.#started && !this.#responded && LOST_BEFORE_RESPONSE.has(code) && this.#idempotentRetries < this.#ctx.options.retryIdempotent &&
+      if (phase === PICKING && NOT_SENT.has(code)) { this.#notSent(entry, err, CONNECT_ERRORS.has(code)); return }
+      if (phase === SENT && LOST_BEFORE_RESPONSE.has(code) && (this.#retries?.idempotent ?? 0) < this.#ctx.options.retryIdempotent &&
           this.#isIdempotent() && this.#retry(entry, err, true)) {
-        this.#idempotentRetries++
-        this.#lostAfterSend = true
+        const retries = this.#retries!
+        retries.idempotent++
+        retries.lostAfterSend = true
         return
       }
     }
@@ -195,10 +216,14 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
 
   /** Nothing reached `entry`: count it toward ejection when `eject`, and try another instance. */
   #notSent (entry: InstanceEntry, err: Error, eject: boolean): void {
-    if (eject) this.#table.connectFailed(entry, err)
-    this.#lostAfterSend = false
-    if (this.#retry(entry, err, this.#connectRetries < this.#ctx.options.maxConnectRetries)) { this.#connectRetries++; return }
-    this.#finish(this.#table.noInstance(err, this.#tried!.length))
+    const table = this.#route.table
+    if (eject) table.connectFailed(entry, err)
+    const allowed = (this.#retries?.connect ?? 0) < this.#ctx.options.maxConnectRetries
+    const retried = this.#retry(entry, err, allowed)
+    const retries = this.#retries!
+    retries.lostAfterSend = false
+    if (retried) { retries.connect++; return }
+    this.#finish(table.noInstance(err, retries.tried.length))
   }
 
   #isIdempotent (): boolean {
@@ -209,12 +234,13 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
 
   /** Queues another attempt that avoids `entry`; false when `allowed` is false. */
   #retry (entry: InstanceEntry, err: unknown, allowed: boolean): boolean {
-    (this.#tried ??= []).push(entry)
-    this.#lastError = err
+    const retries = this.#retries ??= { tried: [], lastError: undefined, lostAfterSend: false, connect: 0, idempotent: 0 }
+    retries.tried.push(entry)
+    retries.lastError = err
     if (!allowed) return false
     // Not from inside the failing pool's error path: a microtask later.
     queueMicrotask(() => {
-      if (this.#done) return
+      if (this.#phase === DONE) return
       if (this.#ctx.closed) this.#finish(new errors.ClientClosedError())
       else this.#next()
     })
@@ -222,8 +248,8 @@ export class BalancedHandler implements Dispatcher.DispatchHandler, DispatchCont
   }
 
   #finish (err: Error): void {
-    if (this.#done) return
-    this.#done = true
+    if (this.#phase === DONE) return
+    this.#phase = DONE
     this.#handler.onResponseError?.(this, err)
   }
 }

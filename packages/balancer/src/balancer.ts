@@ -2,7 +2,7 @@ import { serviceKey } from '@lameduck/core'
 import type { Instance, Timer } from '@lameduck/core'
 import { Agent, Dispatcher, Dispatcher1Wrapper, errors } from 'undici'
 import { BalancedHandler } from './balanced-handler.ts'
-import type { HandlerContext } from './balanced-handler.ts'
+import type { HandlerContext, Route } from './balanced-handler.ts'
 import { UnknownServiceError } from './errors.ts'
 import { CONSUMER_HEADER, withHeader } from './headers.ts'
 import { resolveOptions } from './options.ts'
@@ -14,8 +14,6 @@ export interface BalancerStats {
   consumerId: string
   services: ServiceStats[]
 }
-
-interface Route { table: ServiceTable, protocol: string }
 
 /** Route cache bound: hits are few (one per service and scheme); misses are pass-through hosts. */
 const MAX_ROUTES = 1024
@@ -87,7 +85,11 @@ export class Balancer extends Dispatcher {
       handler.onResponseError(null as unknown as Dispatcher.DispatchController, err as Error)
       return false
     }
-    return new BalancedHandler(this.#ctx, route.table, route.protocol, { ...opts, headers }, handler).start()
+    // Spread, then set: V8 clones the caller's shape and stores in place, where `{ ...opts, headers }`
+    // takes a slower path when the caller's options have no `headers` key (about 2x in a microbenchmark).
+    const withConsumer = { ...opts }
+    withConsumer.headers = headers
+    return new BalancedHandler(this.#ctx, route, withConsumer, handler).start()
   }
 
   /** Picks an instance of `service` as a request would (counts as a pick). Throws NoInstanceError or UnknownServiceError. */
