@@ -1,4 +1,5 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { once } from 'node:events'
 import { ADMIN_ROUTES, InvalidOptionError, type Lifecycle, type Logger } from '@lameduck/core'
 import { lifecycleBackend, type AdminBackend } from './admin-actions.ts'
 import { bearerChecker } from './auth.ts'
@@ -26,65 +27,161 @@ export interface AdminContext extends AdminListenOptions {
 
 export interface AdminServer { url: string, port: number, close(): Promise<void> }
 
+/** A request body the admin reads at most: its actions take no body, so this is only room for a client's `{}`. */
+const BODY_LIMIT = 1024
+/** The body types a client may send (and the admin ignores); anything else is refused with 415. */
+const BODY_TYPES = new Set(['application/json', 'text/plain'])
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+interface Route { methods: readonly string[], handler: Handler }
+
 /** The admin listener of one lifecycle: offline/online/status/metrics. */
 export function startAdmin (ctx: AdminContext): Promise<AdminServer> {
   return serveAdmin(ctx, lifecycleBackend({ lifecycle: ctx.lifecycle, connections: ctx.connections, status: ctx.status, metrics: ctx.metrics }))
 }
 
-/** The admin HTTP surface over a backend: on loopback by default, optional bearer token, every action logged with its caller. */
+/**
+ * The admin HTTP surface over a backend: on loopback by default, optional bearer
+ * token, every action logged with its caller. Plain node:http, not a framework:
+ * the engine runs inside apps of every framework, and a second one booted in
+ * their process is dependencies and startup they did not ask for (booting a
+ * Fastify instance made an unrelated h2c server allocate 14 % more per request).
+ */
 export async function serveAdmin (opts: AdminListenOptions, backend: AdminBackend): Promise<AdminServer> {
-  // An object under `lameduck` like every other lameduck log line: log pipelines map the key once.
-  const pino = typeof (opts.logger as Partial<FastifyBaseLogger>).child === 'function' ? (opts.logger as FastifyBaseLogger).child({ lameduck: { component: 'admin' } }) : null
-  const log: Logger = pino ?? opts.logger
+  const log = adminLogger(opts.logger)
   if (opts.token !== undefined && !isLoopback(opts.host)) {
     opts.logger.warn({ lameduck: { component: 'admin', host: opts.host } }, `lameduck admin: listening on ${opts.host} over plain HTTP with a token: the token crosses the network in clear text. Keep the admin listener on 127.0.0.1 (preStop and kubectl exec reach it there), or put it behind a TLS-terminating proxy`)
   }
-  // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
-  const admin: FastifyInstance = Fastify({ ...(pino === null ? { logger: false } : { loggerInstance: pino }), bodyLimit: 1024, requestTimeout: 0, return503OnClosing: false, forceCloseConnections: true })
-
+  const routes = adminRoutes(backend, log)
   const check = opts.token === undefined ? undefined : bearerChecker(opts.token)
-  admin.addHook('onRequest', async function lameduckAdminAuth (req, reply) {
-    if (check !== undefined && !check(req.headers.authorization)) {
-      log.warn({ caller: req.ip, method: req.method, url: req.url }, 'lameduck admin: rejected request with a missing or wrong token')
-      return reply.code(401).header('www-authenticate', 'Bearer realm="lameduck"').send({ error: 'unauthorized', message: 'send the admin token as: authorization: Bearer <token>' })
-    }
+
+  // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
+  const server = createServer({ requestTimeout: 0 }, (req, res) => {
+    handle(req, res).catch((err: Error) => {
+      log.error({ err, method: req.method, url: req.url }, `lameduck admin: ${req.method} ${req.url} failed: ${err.message}`)
+      if (!res.headersSent) send(res, 500, { error: 'internal error', message: err.message })
+      else res.destroy()
+    })
   })
 
-  const action = (name: 'offline' | 'online') => async function lameduckAdminAction (req: FastifyRequest, reply: FastifyReply) {
-    let wait: boolean
-    try {
-      wait = booleanParam(req.url, 'wait', false)
-    } catch (err) {
-      return reply.code(400).send({ error: 'bad request', parameter: 'wait', message: (err as Error).message.replace(/^wait: /, ''), state: backend.state() })
+  async function handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The token first: an unauthenticated caller learns nothing, not even which routes exist.
+    if (check !== undefined && !check(req.headers.authorization)) {
+      log.warn({ caller: req.socket.remoteAddress, method: req.method, url: req.url }, 'lameduck admin: rejected request with a missing or wrong token')
+      res.setHeader('www-authenticate', 'Bearer realm="lameduck"')
+      return refuse(req, res, 401, { error: 'unauthorized', message: 'send the admin token as: authorization: Bearer <token>' })
     }
-    log.info({ caller: req.ip, action: name, wait, state: backend.state() }, `lameduck admin: ${name} requested`)
-    const { statusCode, body } = await backend[name](wait)
-    return reply.code(statusCode).send(body)
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    const route = Object.hasOwn(routes, path) ? routes[path] : undefined
+    if (route === undefined) {
+      return refuse(req, res, 404, { error: 'not found', message: `no admin route ${req.method} ${path}; the routes are ${Object.keys(routes).join(', ')}` })
+    }
+    if (!route.methods.includes(req.method ?? '')) {
+      res.setHeader('allow', route.methods.join(', '))
+      return refuse(req, res, 405, { error: 'method not allowed', message: `${path} takes ${route.methods.join(' or ')}` })
+    }
+    const bodyError = await readBody(req)
+    if (bodyError !== null) return refuse(req, res, bodyError.statusCode, bodyError.body)
+    await route.handler(req, res)
   }
-
-  // Admin actions are logged explicitly with the caller; Fastify's per-request info logs would be noise.
-  const quiet = { logLevel: 'warn' as const }
-  // GET changes state here (so `curl` works); Fastify's automatic HEAD twin would too, and HEAD is what probes send.
-  const changes = { ...quiet, exposeHeadRoute: false }
-  admin.route({ method: ['GET', 'POST'], url: ADMIN_ROUTES.offline, handler: action('offline'), ...changes })
-  admin.route({ method: ['GET', 'POST'], url: ADMIN_ROUTES.online, handler: action('online'), ...changes })
-  admin.get(ADMIN_ROUTES.status, quiet, async () => await backend.status())
-  const metrics = backend.metrics?.bind(backend)
-  if (metrics !== undefined) admin.get(ADMIN_ROUTES.metrics, quiet, async (_req, reply) => reply.type(PROMETHEUS_TEXT).send(await metrics()))
 
   const port = opts.port === 'auto' ? 0 : opts.port
   try {
     // exclusive: in a cluster worker a shared handle would spread admin requests over every worker.
-    await admin.listen({ host: opts.host, port, exclusive: true, listenTextResolver: (address) => `lameduck admin listening at ${address}` })
+    server.listen({ host: opts.host, port, exclusive: true })
+    await once(server, 'listening')
   } catch (err) {
-    await admin.close().catch(() => {})
+    server.close()
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE') throw new InvalidOptionError('admin.port', `${opts.host}:${port} is already in use (another instance or worker in this pod?). Choose another admin.port, admin.port: 'auto' per process (with clusterAdmin() in a cluster primary), or admin: false to disable the admin listener`, { cause: err })
     if (code === 'EADDRNOTAVAIL') throw new InvalidOptionError('admin.host', `${opts.host} is not an address of this machine. Use '127.0.0.1' or the pod IP`, { cause: err })
     throw err
   }
-  const address = admin.server.address()
+  const address = server.address()
   const bound = typeof address === 'object' && address !== null ? address.port : port
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host
-  return { url: `http://${host}:${bound}`, port: bound, close: () => admin.close() }
+  const url = `http://${host}:${bound}`
+  log.info({ url }, `lameduck admin listening at ${url}`)
+  return { url, port: bound, close: () => closeServer(server) }
+}
+
+/** The routes: GET changes state on /offline and /online (so `curl` works); HEAD never does (probes send it). */
+function adminRoutes (backend: AdminBackend, log: Logger): Record<string, Route> {
+  const action = (name: 'offline' | 'online'): Handler => async (req, res) => {
+    let wait: boolean
+    try {
+      wait = booleanParam(req.url ?? '', 'wait', false)
+    } catch (err) {
+      return send(res, 400, { error: 'bad request', parameter: 'wait', message: (err as Error).message.replace(/^wait: /, ''), state: backend.state() })
+    }
+    log.info({ caller: req.socket.remoteAddress, action: name, wait, state: backend.state() }, `lameduck admin: ${name} requested`)
+    const { statusCode, body } = await backend[name](wait)
+    send(res, statusCode, body)
+  }
+  const routes: Record<string, Route> = {
+    [ADMIN_ROUTES.offline]: { methods: ['GET', 'POST'], handler: action('offline') },
+    [ADMIN_ROUTES.online]: { methods: ['GET', 'POST'], handler: action('online') },
+    [ADMIN_ROUTES.status]: { methods: ['GET', 'HEAD'], handler: async (req, res) => { send(res, 200, await backend.status(), req.method === 'HEAD') } }
+  }
+  const metrics = backend.metrics?.bind(backend)
+  if (metrics !== undefined) {
+    routes[ADMIN_ROUTES.metrics] = {
+      methods: ['GET', 'HEAD'],
+      handler: async (req, res) => { reply(res, 200, PROMETHEUS_TEXT, await metrics(), req.method === 'HEAD') }
+    }
+  }
+  return routes
+}
+
+/**
+ * Reads and drops the request body: the actions take none, so only a small one of
+ * a plain type is accepted (a client's `{}`). Returns the refusal, or null.
+ */
+async function readBody (req: IncomingMessage): Promise<{ statusCode: number, body: Record<string, unknown> } | null> {
+  const length = req.headers['content-length']
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return null
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
+  if (!BODY_TYPES.has(type)) {
+    return { statusCode: 415, body: { error: 'unsupported media type', message: `the admin routes take no body; send none (or a small application/json or text/plain one), got ${type === '' ? 'no content-type' : type}` } }
+  }
+  const tooLarge = { statusCode: 413, body: { error: 'payload too large', message: `the admin routes take no body; at most ${BODY_LIMIT} bytes are read` } }
+  if (length !== undefined && Number(length) > BODY_LIMIT) return tooLarge
+  let read = 0
+  for await (const chunk of req) {
+    read += (chunk as Buffer).length
+    if (read > BODY_LIMIT) return tooLarge
+  }
+  return null
+}
+
+/** Answers a refusal: the rest of an unread body is not worth reading, so the connection closes after it. */
+function refuse (req: IncomingMessage, res: ServerResponse, statusCode: number, body: Record<string, unknown>): void {
+  if (!req.complete) res.setHeader('connection', 'close')
+  send(res, statusCode, body)
+}
+
+function send (res: ServerResponse, statusCode: number, body: unknown, head = false): void {
+  reply(res, statusCode, 'application/json; charset=utf-8', JSON.stringify(body), head)
+}
+
+function reply (res: ServerResponse, statusCode: number, type: string, text: string, head: boolean): void {
+  res.statusCode = statusCode
+  res.setHeader('content-type', type)
+  res.setHeader('content-length', Buffer.byteLength(text))
+  if (head) res.end(); else res.end(text)
+}
+
+/** Closes the listener and every connection on it, a pending `/offline?wait=true` included (as the app is going away). */
+async function closeServer (server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeAllConnections()
+  await closed
+}
+
+/** An object under `lameduck` like every other lameduck log line: log pipelines map the key once. */
+function adminLogger (logger: Logger): Logger {
+  const child = (logger as { child?: (bindings: object) => Logger }).child
+  return typeof child === 'function' ? child.call(logger, { lameduck: { component: 'admin' } }) : logger
 }
