@@ -2,11 +2,14 @@
 // (or h2c, from an in-process node:http2 client) over an in-memory duplex pair (no syscalls, no load generator competing for the
 // CPU), bare vs with attach(), each round in a fresh child process, alternating.
 // The end-to-end ratio (overhead.ts) divides this cost by what the kernel and the
-// app spend per request; this bench shows the cost itself, in ns per request.
+// app spend per request; this bench shows the cost itself, in ns per request, and
+// the heap each request allocates (garbage included: what the scavenges cost), which
+// unlike time does not move with the machine's load.
 //   node --conditions=@lameduck/source packages/node/bench/hook-cost.ts [--rounds 7] [--requests 200000]
 // One side alone, to profile it: add --cpu-prof and `--child express:attach`.
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
+import { Session } from 'node:inspector/promises'
 import { createServer, type RequestListener, type Server } from 'node:http'
 import { connect as h2connect, createServer as createH2Server, type Http2Server } from 'node:http2'
 import { duplexPair } from 'node:stream'
@@ -90,39 +93,65 @@ async function child (kind: Kind, mode: Mode, n: number): Promise<void> {
   await run(n)
   const used = process.cpuUsage(before)
   const cpuPerRequest = (used.user + used.system) / n
+  // After the timed run: the sampling slows the requests down, not what they allocate.
+  const bytesPerRequest = await allocatedPerRequest(run, Math.min(n, 100_000))
   // Run alone (e.g. under --cpu-prof), it prints its result.
-  if (process.send !== undefined) process.send({ cpuPerRequest }); else console.log(`${kind} ${mode}: ${cpuPerRequest.toFixed(2)} µs/request`)
+  if (process.send !== undefined) process.send({ cpuPerRequest, bytesPerRequest }); else console.log(`${kind} ${mode}: ${cpuPerRequest.toFixed(2)} µs/request, ${Math.round(bytesPerRequest)} B/request`)
   process.exit(0)
 }
 
-async function round (kind: Kind, mode: Mode, n: number): Promise<number> {
+/**
+ * Heap allocated per request over `n` requests, garbage included, from V8's sampling
+ * heap profiler (its sizes are scaled to estimate every allocation, not only the sampled ones).
+ */
+async function allocatedPerRequest (run: (count: number) => Promise<void>, n: number): Promise<number> {
+  const session = new Session()
+  session.connect()
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+  await run(n)
+  const { profile } = await session.post('HeapProfiler.stopSampling')
+  session.disconnect()
+  let total = 0
+  const walk = (node: typeof profile.head): void => { total += node.selfSize; for (const child of node.children) walk(child) }
+  walk(profile.head)
+  return total / n
+}
+
+interface Sample { cpuPerRequest: number, bytesPerRequest: number }
+
+async function round (kind: Kind, mode: Mode, n: number): Promise<Sample> {
   const c = fork(new URL(import.meta.url), ['--child', `${kind}:${mode}`, '--requests', String(n)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const [{ cpuPerRequest }] = await once(c, 'message') as [{ cpuPerRequest: number }]
+  const [sample] = await once(c, 'message') as [Sample]
   await once(c, 'exit')
-  return cpuPerRequest
+  return sample
 }
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 
-export interface HookCost { table: string, setup: string, added: Record<Kind, number> }
+export interface HookCost { table: string, setup: string, added: Record<Kind, number>, addedBytes: Record<Kind, number> }
 
 export async function benchHookCost (rounds = 7, requests = 200_000): Promise<HookCost> {
   const rows: string[] = []
   const added = {} as Record<Kind, number>
+  const addedBytes = {} as Record<Kind, number>
   for (const kind of KINDS) {
-    const bare: number[] = []
-    const attached: number[] = []
+    const bare: Sample[] = []
+    const attached: Sample[] = []
     for (let i = 0; i < rounds; i++) {
       const order: Mode[] = i % 2 === 0 ? ['bare', 'attach'] : ['attach', 'bare']
       for (const mode of order) (mode === 'bare' ? bare : attached).push(await round(kind, mode, requests))
     }
-    const deltaNs = median(bare.map((b, i) => (attached[i]! - b) * 1000))
+    const deltaNs = median(bare.map((b, i) => (attached[i]!.cpuPerRequest - b.cpuPerRequest) * 1000))
+    const deltaBytes = median(bare.map((b, i) => attached[i]!.bytesPerRequest - b.bytesPerRequest))
     added[kind] = deltaNs
-    rows.push(`| ${LABEL[kind]} | ${median(bare).toFixed(2)} | ${median(attached).toFixed(2)} | **${Math.round(deltaNs)}** |`)
+    addedBytes[kind] = deltaBytes
+    const med = (xs: Sample[], k: keyof Sample): number => median(xs.map((x) => x[k]))
+    rows.push(`| ${LABEL[kind]} | ${med(bare, 'cpuPerRequest').toFixed(2)} | ${med(attached, 'cpuPerRequest').toFixed(2)} | **${Math.round(deltaNs)}** | ` +
+      `${Math.round(med(bare, 'bytesPerRequest'))} | ${Math.round(med(attached, 'bytesPerRequest'))} | **${Math.round(deltaBytes)}** |`)
   }
-  const setup = `HTTP/1.1 over in-memory duplex pairs (${CONNECTIONS} keep-alive connections, no sockets; h2c: one session from an in-process node:http2 client, ${CONNECTIONS} streams at a time, its CPU included on both sides), ${requests} requests per round, ${rounds} alternating rounds, each in a fresh process; the added cost is the median of the per-round differences.`
-  const table = ['| hello world | CPU µs/request, bare | with attach() | **ns added per request** |', '|---|---:|---:|---:|', ...rows].join('\n')
-  return { table, setup, added }
+  const setup = `HTTP/1.1 over in-memory duplex pairs (${CONNECTIONS} keep-alive connections, no sockets; h2c: one session from an in-process node:http2 client, ${CONNECTIONS} streams at a time, its CPU and allocations included on both sides), ${requests} requests per round, ${rounds} alternating rounds, each in a fresh process; the added cost is the median of the per-round differences. Heap per request: V8's sampling heap profiler over 100,000 more requests, garbage included.`
+  const table = ['| hello world | CPU µs/request, bare | with attach() | **ns added per request** | heap B/request, bare | with attach() | **B added per request** |', '|---|---:|---:|---:|---:|---:|---:|', ...rows].join('\n')
+  return { table, setup, added, addedBytes }
 }
 
 const { values } = parseArgs({ options: { child: { type: 'string' }, rounds: { type: 'string', default: '7' }, requests: { type: 'string', default: '200000' } } })

@@ -5,7 +5,7 @@
 // so drift hits both alike. Two measures: requests/s, and the server's CPU time
 // per request, which holds steady when other processes share the machine.
 //   node --conditions=@lameduck/source packages/node/bench/overhead.ts [--rounds 5] [--seconds 3] [--servers express,node-http,https,h2c,h2]
-import { fork, spawnSync } from 'node:child_process'
+import { fork, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { cpus } from 'node:os'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
@@ -18,10 +18,21 @@ const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('
 
 interface Round { rps: number, cpuPerRequest: number }
 
+/**
+ * The server's process, started on its core: every thread of it there, V8's GC
+ * helpers included (moving the process after it started moved only its main
+ * thread, and the helpers ran beside the load generator, out of the measure).
+ */
+function startServer (kind: ServerKind, mode: Mode): ChildProcess {
+  const args = ['--serve', `${kind}:${mode}`]
+  const stdio: StdioOptions = ['ignore', 'inherit', 'inherit', 'ipc']
+  if (!pinned) return fork(new URL(import.meta.url), args, { execArgv: process.execArgv, stdio })
+  return fork(new URL(import.meta.url), args, { execPath: 'taskset', execArgv: ['-c', '1', process.execPath, ...process.execArgv], stdio })
+}
+
 async function round (kind: ServerKind, mode: Mode, seconds: number): Promise<Round> {
-  const child = fork(new URL(import.meta.url), ['--serve', `${kind}:${mode}`], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = startServer(kind, mode)
   try {
-    if (pinned) spawnSync('taskset', ['-pc', '1', String(child.pid)])
     const [{ port }] = await once(child, 'message') as [{ port: number }]
     const cpu = async (): Promise<number> => {
       child.send('cpu')
@@ -68,7 +79,7 @@ async function rounds (kind: ServerKind, n: number, seconds: number): Promise<{ 
 }
 
 export async function benchEngineOverhead (n = 5, seconds = 3, kinds: readonly ServerKind[] = SERVERS): Promise<EngineOverhead> {
-  if (pinned) spawnSync('taskset', ['-pc', '0', String(process.pid)])
+  if (pinned) spawnSync('taskset', ['-apc', '0', String(process.pid)])
   const rows: string[] = []
   const ratios = {} as EngineOverhead['ratios']
   try {
@@ -85,10 +96,10 @@ export async function benchEngineOverhead (n = 5, seconds = 3, kinds: readonly S
         `${Math.round(med(bare, 'rps'))} | ${Math.round(med(attached, 'rps'))} | **${rps.toFixed(3)}** | ${list(bare)} | ${list(attached)} |`)
     }
   } finally {
-    if (pinned) spawnSync('taskset', ['-pc', `0-${cpus().length - 1}`, String(process.pid)])
+    if (pinned) spawnSync('taskset', ['-apc', `0-${cpus().length - 1}`, String(process.pid)])
   }
   const setup = [
-    pinned ? 'Server and load generator pinned to separate cores (taskset).' : 'Not pinned (no taskset): expect more noise.',
+    pinned ? 'Server and load generator pinned to separate cores (taskset, every thread of each).' : 'Not pinned (no taskset): expect more noise.',
     `HTTP/1.1 (plain and TLS): autocannon, 50 keep-alive connections. HTTP/2 (h2c and h2): ${hasH2load ? 'h2load (nghttp2-client)' : 'a node:http2 client loop (h2load not found: apt-get install nghttp2-client)'}, 10 sessions × 10 concurrent streams.`,
     `${n} rounds of ${seconds} s (after 1 s of warm-up) per side, alternating which side goes first.`,
     'Each ratio is the median of the per-round ratios (CPU: bare ÷ attach(); req/s: attach() ÷ bare); goal ≥ 0.98.'
