@@ -3,7 +3,7 @@
 // and BalancedPool sending the balancer's consumer header, to show what the header costs.
 // Same run, short alternating rounds; the ratio is the median of per-round ratios,
 // which resists the drift of a shared, busy machine better than one long run each.
-// With `isolate`, each measurement runs in a fresh load-generator process, so no
+// With `isolate` (the default), each measurement runs in a fresh load-generator process, so no
 // contender shares JIT state or a heap with another (as in a real service, which has one).
 import { fork, spawn, spawnSync } from 'node:child_process'
 import { cpus } from 'node:os'
@@ -21,12 +21,15 @@ import { defaultConsumerId } from '../src/options.ts'
 const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0
 const pin = (pid: number, cores: string): void => { if (pinned) spawnSync('taskset', ['-apc', cores, String(pid)], { stdio: 'ignore' }) }
 
+/** V8 flags of a pinned load-generator process (see isolated()). */
+const LOAD_GENERATOR_FLAGS = ['--single-threaded-gc']
+
 export type Contender = 'balancer' | 'balancedPool' | 'balancedPoolWithHeader'
 
 export interface HttpResult {
   /** Upstreams and load generator on separate cores (taskset). */
   pinned: boolean
-  /** Each measurement in a fresh load-generator process (--isolate). */
+  /** Each measurement in a fresh load-generator process (the default; not with --in-process). */
   isolated: boolean
   upstreams: number
   concurrency: number
@@ -108,8 +111,11 @@ async function inProcess (ports: number[], concurrency: number, seconds: number)
 function isolated (ports: number[], concurrency: number, seconds: number): { measure: Measure, close: () => Promise<void> } {
   return {
     async measure (name) {
-      // Started on its core (taskset in front of node), not moved there after it began.
-      const onCore = pinned ? { execPath: 'taskset', execArgv: ['-c', '0', process.execPath, ...process.execArgv] } : { execArgv: process.execArgv }
+      // Started on its core (taskset in front of node), not moved there after it began. On one core
+      // V8's parallel GC helpers only contend with the main thread: each process then settled at one
+      // of two speeds (15.5 or 21 µs per request, whichever dispatcher it drove), and the ratios
+      // measured which processes landed slow. With the GC on the main thread, every one runs alike.
+      const onCore = pinned ? { execPath: 'taskset', execArgv: ['-c', '0', process.execPath, ...process.execArgv, ...LOAD_GENERATOR_FLAGS] } : { execArgv: process.execArgv }
       const child = fork(fileURLToPath(new URL('./http-child.ts', import.meta.url)), [name, JSON.stringify(ports), String(concurrency), String(seconds)], { ...onCore, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
       const [result] = await once(child, 'message') as [DriveResult]
       await once(child, 'exit')
@@ -119,7 +125,7 @@ function isolated (ports: number[], concurrency: number, seconds: number): { mea
   }
 }
 
-export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 1, rounds = 20, isolate = false } = {}): Promise<HttpResult> {
+export async function benchHttp ({ upstreams = 3, concurrency = 32, seconds = 1, rounds = 12, isolate = true } = {}): Promise<HttpResult> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./upstreams.ts', import.meta.url)), String(upstreams)], { stdio: ['pipe', 'pipe', 'inherit'] })
   pin(child.pid!, '1')
   pin(process.pid, '0')

@@ -1,5 +1,5 @@
 // One contender alone under load, for `node --cpu-prof`: where the time goes.
-//   node --cpu-prof --cpu-prof-dir=prof --conditions=@lameduck/source bench/profile.ts [balancer|balancedPool|balancedPoolWithHeader] [seconds]
+//   node --single-threaded-gc --cpu-prof --cpu-prof-dir=prof --conditions=@lameduck/source bench/profile.ts [balancer|balancedPool|balancedPoolWithHeader] [seconds]
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
