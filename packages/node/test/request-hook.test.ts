@@ -3,9 +3,12 @@
 import { mock, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
-import { once } from 'node:events'
+import { EventEmitter, once } from 'node:events'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { ConsumerTracker, InFlightTracker } from '@lameduck/core'
 import { OpenRequests } from '../src/open-requests.ts'
-import { coarseNow } from '../src/coarse-clock.ts'
+import { COARSE_MS, coarseNow } from '../src/coarse-clock.ts'
+import { PASS, RequestHook } from '../src/requests.ts'
 import { startServer, stop } from './helpers.ts'
 import { transportClient } from './transports.ts'
 
@@ -28,6 +31,34 @@ test('coarseNow: one Date.now() read serves 10 ms; its timer makes the next call
     }
   } finally {
     mock.timers.tick(10) // the stamp is forgotten, not left cached from the mocked clock for the next test
+    mock.timers.reset()
+  }
+})
+
+test('the consumer tracker never gets a stamp earlier than the request: a consumer stays in the window its full length', () => {
+  // The coarse clock may lag the request by up to COARSE_MS; the stamp the tracker gets is rounded up
+  // past that, so "seen" and the quiet period count from no earlier than the arrival.
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 2_000_000 })
+  try {
+    const windowMs = 1_000
+    const inflight = new InFlightTracker()
+    const tracker = new ConsumerTracker({ windowMs, quietMs: 100, inflight })
+    const hook = new RequestHook({ inflight, tracker, routes: false, serveRoutes: false, probe: () => { throw new Error('no probe routes here') } })
+    coarseNow() // another request just read the clock: the cached stamp is 2_000_000
+    mock.timers.tick(COARSE_MS - 1)
+    const arrival = Date.now() // 2_000_009: this request arrives with the cached stamp 9 ms behind it
+    const req = { httpVersionMajor: 1, socket: {}, url: '/orders', method: 'GET', rawHeaders: ['host', 'x', 'x-lameduck-consumer', 'orders-client-1'] }
+    const res = Object.assign(new EventEmitter(), { setHeader () {} })
+    assert.equal(hook.onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse), PASS)
+    assert.equal(tracker.describe(arrival + windowMs - 1).consumersInWindow, 1, 'still within the window of its arrival')
+    res.emit('close')
+    assert.equal(inflight.count, 0)
+    tracker.begin(arrival)
+    tracker.told('orders-client-1', arrival + 1)
+    assert.match(tracker.pending(arrival + 99) ?? '', /^quiet period/, 'the quiet period counts from the arrival, not from the stale stamp')
+    assert.equal(tracker.pending(arrival + 100 + COARSE_MS), null, 'and ends within COARSE_MS of its length')
+  } finally {
+    mock.timers.tick(COARSE_MS)
     mock.timers.reset()
   }
 })
