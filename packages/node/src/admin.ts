@@ -140,25 +140,47 @@ function adminRoutes (backend: AdminBackend, log: Logger): Record<string, Route>
  * a plain type is accepted (a client's `{}`). Returns the refusal, or null.
  */
 async function readBody (req: IncomingMessage): Promise<{ statusCode: number, body: Record<string, unknown> } | null> {
-  const length = req.headers['content-length']
-  if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return null
+  if (!announcesBody(req)) return null
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
   if (!BODY_TYPES.has(type)) {
     return { statusCode: 415, body: { error: 'unsupported media type', message: `the admin routes take no body; send none (or a small application/json or text/plain one), got ${type === '' ? 'no content-type' : type}` } }
   }
   const tooLarge = { statusCode: 413, body: { error: 'payload too large', message: `the admin routes take no body; at most ${BODY_LIMIT} bytes are read` } }
+  const length = req.headers['content-length']
   if (length !== undefined && Number(length) > BODY_LIMIT) return tooLarge
-  let read = 0
-  for await (const chunk of req) {
-    read += (chunk as Buffer).length
-    if (read > BODY_LIMIT) return tooLarge
-  }
-  return null
+  return await withinLimit(req) ? null : tooLarge
+}
+
+/** Whether the request says a body follows (a length above 0, or chunked). */
+function announcesBody (req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/**
+ * Reads the body to its end, or stops (paused, not destroyed: the refusal must still
+ * reach the client on this socket) once it passes BODY_LIMIT.
+ */
+function withinLimit (req: IncomingMessage): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let read = 0
+    const done = (ok: boolean): void => {
+      req.off('data', onData).off('end', onEnd).off('error', onError)
+      resolve(ok)
+    }
+    const onData = (chunk: Buffer): void => {
+      read += chunk.length
+      if (read > BODY_LIMIT) { req.pause(); done(false) }
+    }
+    const onEnd = (): void => { done(true) }
+    const onError = (err: Error): void => { req.off('data', onData).off('end', onEnd); reject(err) }
+    req.on('data', onData).on('end', onEnd).on('error', onError)
+  })
 }
 
 /** Answers a refusal: the rest of an unread body is not worth reading, so the connection closes after it. */
 function refuse (req: IncomingMessage, res: ServerResponse, statusCode: number, body: Record<string, unknown>): void {
-  if (!req.complete) res.setHeader('connection', 'close')
+  if (announcesBody(req) && !req.complete) res.setHeader('connection', 'close')
   send(res, statusCode, body)
 }
 

@@ -4,6 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
+import { Readable } from 'node:stream'
 import { request } from 'undici'
 import { silentLogger, type Logger } from '@lameduck/core'
 import { serveAdmin } from '../src/admin.ts'
@@ -51,6 +52,12 @@ test('each route takes its methods: 405 with Allow otherwise, HEAD answers /stat
   const missing = await request(`${admin.url}/offline/now`)
   assert.equal(missing.statusCode, 404)
   assert.match((await missing.body.json() as { message: string }).message, /^no admin route GET \/offline\/now; the routes are \/offline, \/online, \/status, \/metrics$/)
+  assert.notEqual(missing.headers.connection, 'close', 'a refusal without a body keeps the connection')
+  const big = await request(`${admin.url}/offline`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: Readable.from(['x'.repeat(800), 'x'.repeat(800), 'x'.repeat(800)]) })
+  assert.equal(big.statusCode, 413, 'a chunked body over 1 KiB')
+  assert.equal(big.headers.connection, 'close', 'the rest of it is not read: the connection closes after the answer')
+  assert.match((await big.body.json() as { message: string }).message, /at most 1024 bytes/)
+  assert.deepEqual(b.calls, [], 'and nothing ran')
   const ok = await request(`${admin.url}/offline?wait=0`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
   assert.equal(ok.statusCode, 202)
   assert.equal(ok.headers['content-type'], 'application/json; charset=utf-8')
