@@ -13,13 +13,16 @@ test('examples/basic: serving, then offline with every request answered', async 
   while (state() !== 'serving' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
   assert.equal(state(), 'serving')
   assert.equal(registry.registered('hello').length, 1)
+  const first = await request(`${url}/hello`)
+  assert.equal(first.statusCode, 200)
+  assert.deepEqual(await first.body.json(), { hello: 'world', state: 'serving' })
   const offline = request(`${app.lameduck.adminUrl}/offline?wait=true`, { method: 'POST' })
   let marked = 0
   while (state() !== 'offline') {
     const res = await request(`${url}/hello`)
     assert.equal(res.statusCode, 200)
     if (res.headers['x-lameduck-state'] === 'draining') marked++
-    await res.body.dump()
+    assert.equal((await res.body.json() as { hello?: string }).hello, 'world', 'GET /hello is the app\'s route')
   }
   const report = (await (await offline).body.json() as { report: { outcome: string, windowMs: number } }).report
   assert.equal(report.outcome, 'offline')

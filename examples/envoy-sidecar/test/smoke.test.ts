@@ -100,6 +100,11 @@ describe('examples/envoy-sidecar', () => {
     const consumer = await startConsumer({ targets: [`127.0.0.1:${envoys.a!.port}`, `127.0.0.1:${envoys.b!.port}`], settings: s, rps: 100, summaryMs: 0, print: () => {} })
     try {
       await until(() => (consumer.stats.byInstance.get('orders-a') ?? 0) >= 5 && (consumer.stats.byInstance.get('orders-b') ?? 0) >= 5, 'traffic through both sidecars')
+      for (const pod of ['a', 'b'] as const) {
+        const hello = await request(`http://127.0.0.1:${envoys[pod]!.port}/hello`)
+        assert.equal(hello.statusCode, 200)
+        assert.deepEqual(await hello.body.json(), { hello: 'world', instance: `orders-${pod}`, state: 'serving' }, 'GET /hello through the sidecar reaches the app\'s route')
+      }
       const { status, body } = await getJson(`${apps.a!.admin}/offline?wait=true`, 'POST')
       assert.equal(status, 200, JSON.stringify(body))
       const report = body.report

@@ -12,6 +12,14 @@ const host = process.env.HOST || '127.0.0.1'
 const windowMs = Number(process.env.WINDOW_MS || 0)
 
 const app = new Koa()
+// GET /hello?ms=N answers after N ms (to watch the in-flight wait at the end of a drain).
+app.use(async (ctx) => {
+  if (ctx.method !== 'GET' || ctx.path !== '/hello') { ctx.status = 404; return }
+  const ms = Math.min(Number(ctx.query.ms ?? 0) || 0, 5_000)
+  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
+  ctx.body = { hello: 'world', state: lameduck.state }
+})
+// After every app.use(): callback() composes the middleware registered so far, and a later use() is not in it.
 const server = createServer(app.callback())
 
 const lameduck = await attach(server, {
@@ -25,13 +33,6 @@ const lameduck = await attach(server, {
   admin: { port: Number(process.env.ADMIN_PORT ?? 54199) }
 })
 
-// GET /hello?ms=N answers after N ms (to watch the in-flight wait at the end of a drain).
-app.use(async (ctx) => {
-  if (ctx.method !== 'GET' || ctx.path !== '/hello') { ctx.status = 404; return }
-  const ms = Math.min(Number(ctx.query.ms ?? 0) || 0, 5_000)
-  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
-  ctx.body = { hello: 'world', state: lameduck.state }
-})
 
 lameduck.on('state', (c) => console.log(`${c.from} → ${c.to} (${c.reason})`))
 server.listen(Number(process.env.PORT ?? 3000), host, () => {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
 import { startNacos, type NacosServer } from '@lameduck/devkit'
-import { drainUnderTraffic, startExample, stopExample, until, type Example } from '@lameduck/example-shared/smoke'
+import { answer, drainUnderTraffic, startExample, stopExample, until, type Example } from '@lameduck/example-shared/smoke'
 
 const entry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
 
@@ -25,6 +25,7 @@ describe('examples/koa', () => {
 
   it('registers in Nacos, then drains under traffic through lameduck prestop with 0 failed requests', async () => {
     await until(registered, 'the instance in Nacos')
+    assert.deepEqual(await answer(example), { status: 200, body: { hello: 'world', state: 'serving' } }, 'GET /hello reaches the app\'s route')
     const { prestop, stats, lines } = await drainUnderTraffic(example)
     assert.equal(prestop.code, 0, prestop.output)
     assert.equal(stats.failed, 0, stats.errors.slice(0, 5).join('\n'))

@@ -77,6 +77,11 @@ describe('examples/nacos', () => {
     const consumer = await startConsumer({ settings: s, rps: 100, summaryMs: 0, print: () => {} })
     try {
       await until(() => (consumer.stats.byInstance.get(a.id) ?? 0) >= 5 && (consumer.stats.byInstance.get(b.id) ?? 0) >= 5, 'traffic to both providers')
+      for (const p of [a, b]) {
+        const hello = await request(`http://127.0.0.1:${portOf(p)}/hello`)
+        assert.equal(hello.statusCode, 200)
+        assert.deepEqual(await hello.body.json(), { hello: 'world', instance: p.id, state: 'serving' }, 'GET /hello is the provider\'s route')
+      }
       let droppedAt = 0
       const unsubscribe = consumer.discovery.subscribe('orders', (list) => { if (droppedAt === 0 && !listed(list, a)) droppedAt = Date.now() })
       const pushes: number[] = []

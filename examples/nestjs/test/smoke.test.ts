@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { startNacos, type NacosServer } from '@lameduck/devkit'
-import { drainUnderTraffic, startExample, stopExample, until, type Example } from '@lameduck/example-shared/smoke'
+import { answer, drainUnderTraffic, startExample, stopExample, until, type Example } from '@lameduck/example-shared/smoke'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
@@ -30,6 +30,7 @@ describe('examples/nestjs', () => {
 
   it('registers in Nacos, then drains under traffic through lameduck prestop with 0 failed requests', async () => {
     await until(registered, 'the instance in Nacos')
+    assert.deepEqual(await answer(example), { status: 200, body: { hello: 'world' } }, 'GET /hello reaches the app\'s route')
     const { prestop, stats, lines } = await drainUnderTraffic(example)
     assert.equal(prestop.code, 0, prestop.output)
     assert.equal(stats.failed, 0, stats.errors.slice(0, 5).join('\n'))

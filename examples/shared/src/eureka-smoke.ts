@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { startEureka, type EurekaServer } from '@lameduck/devkit'
-import { drainUnderTraffic, startExample, stopExample, until, type Example } from './smoke.ts'
+import { answer, drainUnderTraffic, startExample, stopExample, until, type Example } from './smoke.ts'
 
 export function describeEurekaExample (name: string, entry: string): void {
   describe(name, () => {
@@ -23,6 +23,7 @@ export function describeEurekaExample (name: string, entry: string): void {
 
     it('registers in Eureka, then drains under traffic through lameduck prestop with 0 failed requests', async () => {
       await until(registered, 'the instance UP in Eureka')
+      assert.deepEqual(await answer(example), { status: 200, body: { hello: 'world', state: 'serving' } }, 'GET /hello reaches the app\'s route')
       const { prestop, stats, lines } = await drainUnderTraffic(example)
       assert.equal(prestop.code, 0, prestop.output)
       assert.equal(stats.failed, 0, stats.errors.slice(0, 5).join('\n'))

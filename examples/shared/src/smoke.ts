@@ -6,7 +6,7 @@ import { once } from 'node:events'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { Agent } from 'undici'
+import { Agent, request } from 'undici'
 import { until } from '@lameduck/test-utils'
 import { startTraffic, type TrafficStats } from './traffic.ts'
 
@@ -64,6 +64,23 @@ export async function prestop (admin: string): Promise<{ code: number | null, ou
   return { code, output }
 }
 
+/** One GET on the app, as a client sees it: the status and the parsed JSON body (the text when it is not JSON). */
+export async function answer (example: Example, path = '/hello'): Promise<{ status: number, body: unknown }> {
+  const res = await request(`${example.url}${path}`)
+  const text = await res.body.text()
+  let body: unknown = text
+  try { body = JSON.parse(text) } catch {}
+  return { status: res.statusCode, body }
+}
+
+/** The traffic's check of each answer: the examples' `GET /hello` says `{ hello: 'world', ... }`. */
+export function helloWorld (text: string): string | undefined {
+  try {
+    if ((JSON.parse(text) as { hello?: unknown }).hello === 'world') return undefined
+  } catch {}
+  return `a body without hello: 'world': ${text.slice(0, 80)}`
+}
+
 export interface DrainResult {
   prestop: { code: number | null, output: string }
   stats: TrafficStats
@@ -72,14 +89,14 @@ export interface DrainResult {
 }
 
 /**
- * Traffic on keep-alive connections, one request every 5 ms to `path`; once
- * some were answered, `lameduck prestop`; when it returns, the traffic stops
+ * Traffic on keep-alive connections, one request every 5 ms to `path` (a 2xx
+ * whose body says hello: 'world', or it counts as failed); once some were answered, `lameduck prestop`; when it returns, the traffic stops
  * and every answer is in.
  */
 export async function drainUnderTraffic (example: Example, path = '/hello'): Promise<DrainResult> {
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 })
   const lines: string[] = []
-  const traffic = startTraffic({ url: `${example.url}${path}`, dispatcher, intervalMs: 5, summaryMs: 0, print: (l) => lines.push(l), clock: () => '' })
+  const traffic = startTraffic({ url: `${example.url}${path}`, dispatcher, intervalMs: 5, summaryMs: 0, print: (l) => lines.push(l), clock: () => '', checkBody: helloWorld })
   try {
     await until(() => traffic.stats.ok >= 20 || traffic.stats.failed > 0, 'the app to answer traffic')
     return { prestop: await prestop(example.admin), stats: await traffic.stop(), lines }

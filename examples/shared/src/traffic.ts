@@ -15,6 +15,8 @@ export interface TrafficOptions {
   clock: () => string
   /** Appended to the line printed when an instance first says it is leaving. */
   leavingNote?: string
+  /** Checks each 2xx answer's body: a reason it is wrong counts the request as failed (code BODY). */
+  checkBody?: (body: string) => string | undefined
 }
 
 export interface TrafficStats {
@@ -48,10 +50,13 @@ export function startTraffic (o: TrafficOptions): { stats: TrafficStats, stop():
   async function one (): Promise<void> {
     try {
       const res = await request(typeof o.url === 'string' ? o.url : o.url(), { dispatcher: o.dispatcher, headersTimeout: 10_000, bodyTimeout: 10_000 })
-      await res.body.dump()
+      const body = o.checkBody === undefined ? await res.body.dump() : await res.body.text()
       const instance = String(res.headers['x-instance'] ?? '?')
       const state = res.headers['x-lameduck-state']
-      if (res.statusCode >= 500) throw Object.assign(new Error(`${instance} answered ${res.statusCode}`), { code: `HTTP_${res.statusCode}` })
+      // Any answer but a 2xx is a failure: a 404 from a route that is not there is as lost as a 503.
+      if (res.statusCode < 200 || res.statusCode >= 300) throw Object.assign(new Error(`${instance} answered ${res.statusCode}`), { code: `HTTP_${res.statusCode}` })
+      const wrong = typeof body === 'string' ? o.checkBody?.(body) : undefined
+      if (wrong !== undefined) throw Object.assign(new Error(`${instance} answered ${wrong}`), { code: 'BODY' })
       stats.ok++
       period.ok++
       stats.byInstance.set(instance, (stats.byInstance.get(instance) ?? 0) + 1)
