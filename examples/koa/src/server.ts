@@ -33,7 +33,6 @@ const lameduck = await attach(server, {
   admin: { port: Number(process.env.ADMIN_PORT ?? 54199) }
 })
 
-
 lameduck.on('state', (c) => console.log(`${c.from} → ${c.to} (${c.reason})`))
 server.listen(Number(process.env.PORT ?? 3000), host, () => {
   const { port } = server.address() as { port: number }
