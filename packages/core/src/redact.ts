@@ -104,6 +104,21 @@ function redactUserinfo (text: string, meter: RedactMeter): string {
 }
 
 /**
+ * `text` cut to at most `maxChars` characters plus how long it was, for text that came
+ * from outside (metadata, a response, an error) and is kept or shown: a 2 MB value must
+ * not become 2 MB in every log line and status answer. A surrogate pair is never split.
+ * The kept part is a fresh copy: V8's slices point into their parent, so a plain slice
+ * of a huge string kept the whole of it alive.
+ */
+export function truncateText (text: string, maxChars = 200): string {
+  if (typeof text !== 'string' || text.length <= maxChars) return text
+  let end = Math.max(0, Math.floor(maxChars))
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${text.slice(0, end).split('').join('')}… (${text.length} characters)`
+}
+
+/**
  * The error, with its message, stack and causes redacted in place (so every later
  * log or wrap of it is clean); returned for chaining. Non-errors pass through.
  */
