@@ -4,6 +4,21 @@
 // share, picks interleave smoothly, and a pick costs O(log n) with no allocation:
 // the heap lives in typed arrays that only grow when membership grows.
 
+/**
+ * Every weight the scheduler is given is first bounded to this range (NaN counts as
+ * the minimum): 1/weight and the deadlines then stay finite whatever it is given. A
+ * denormal weight (1e-319) once made a step of Infinity, and the rescale in reset()
+ * turned it into a NaN deadline that broke the heap order for good (picks split evenly
+ * whatever the weights). The range is wider than any configured weight times a
+ * warmup factor, so it never changes a share the balancer means.
+ */
+export const PICK_WEIGHT_RANGE = { min: 1e-6, max: 1e6 } as const
+
+/** `weight` bounded to PICK_WEIGHT_RANGE. */
+function pickWeight (weight: number): number {
+  return weight >= PICK_WEIGHT_RANGE.min ? Math.min(weight, PICK_WEIGHT_RANGE.max) : PICK_WEIGHT_RANGE.min
+}
+
 export class EdfScheduler<T> {
   /** Members by slot. */
   #members: T[] = []
@@ -19,10 +34,11 @@ export class EdfScheduler<T> {
   get size (): number { return this.#size }
 
   /**
-   * Replaces members and weights (all > 0). A member that stays keeps its place in
-   * the rotation: the distance to its deadline is rescaled to its new weight, so a
-   * warming instance whose weight grows is picked sooner at once, not after the
-   * long gap its old weight had earned. New members start one step from now.
+   * Replaces members and weights (all > 0; bounded to PICK_WEIGHT_RANGE). A member
+   * that stays keeps its place in the rotation: the distance to its deadline is
+   * rescaled to its new weight, so a warming instance whose weight grows is picked
+   * sooner at once, not after the long gap its old weight had earned. New members
+   * start one step from now.
    */
   reset (members: readonly T[], weights: ArrayLike<number>): void {
     const previous = new Map<T, { deadline: number, step: number }>()
@@ -43,11 +59,14 @@ export class EdfScheduler<T> {
     const order: number[] = []
     this.#members = members.slice()
     for (let slot = 0; slot < n; slot++) {
-      const step = 1 / weights[slot]!
+      const step = 1 / pickWeight(weights[slot]!)
       this.#step[slot] = step
       const prev = previous.get(members[slot]!)
-      const deadline = prev === undefined ? step : Math.max(0, prev.deadline - base) * (step / prev.step)
-      this.#deadline[slot] = deadline
+      // The part of its step the member still had to wait, carried over to the new step. It is
+      // within 0..1 (a deadline is never more than one step past the virtual time, and one that
+      // a retry skipped may lie behind it); bounded all the same, so no deadline is ever non-finite.
+      const left = prev === undefined ? 1 : (prev.deadline - base) / prev.step
+      this.#deadline[slot] = step * (left > 0 ? Math.min(left, 1) : left <= 0 ? 0 : 1)
       order.push(slot)
     }
     // A sorted array is a valid heap; sort by deadline, ties by slot (deterministic).

@@ -3,6 +3,7 @@ import type { Instance, ParsedWarmup } from '@lameduck/core'
 import type { Dispatcher } from 'undici'
 import { InvalidOptionError } from '@lameduck/core'
 import type { ResolvedOptions } from './options.ts'
+import { shownText } from './instance-metadata.ts'
 
 /**
  * When an instance's ramp starts, on the consumer's clock.
@@ -29,6 +30,8 @@ export function rampStart (now: number, firstSnapshot: boolean, registeredAt: nu
 /** One registration of one instance as the balancer tracks it. */
 export class InstanceEntry {
   readonly key: string
+  /** The id as shown in stats() and logs: cut when a registration sent an absurdly long one. */
+  readonly shownId: string
   readonly hostPort: string
   readonly registeredAt: number | undefined
   readonly firstSnapshot: boolean
@@ -53,6 +56,7 @@ export class InstanceEntry {
   /** `address` is the validated `host:port` (see address.ts). */
   constructor (key: string, address: string, instance: Instance, parsed: ParsedWarmup, firstSnapshot: boolean, now: number, options: ResolvedOptions) {
     this.key = key
+    this.shownId = shownText(key)
     this.instance = instance
     this.hostPort = address
     this.registeredAt = parsed.registeredAt

@@ -1,4 +1,4 @@
-import { isLeaving, parseWarmupMetadata, serviceKey } from '@lameduck/core'
+import { isLeaving, serviceKey } from '@lameduck/core'
 import type { Instance, Timer } from '@lameduck/core'
 import type { Dispatcher } from 'undici'
 import { EdfScheduler } from './edf-scheduler.ts'
@@ -6,11 +6,13 @@ import { NoInstanceError } from './errors.ts'
 import type { InstanceCounts } from './errors.ts'
 import { bareHost, hostPort, hostProblem } from './address.ts'
 import { InstanceEntry } from './instance-entry.ts'
+import { readWarmupMetadata, shownText } from './instance-metadata.ts'
 import type { ResolvedOptions } from './options.ts'
 
 /** Response header values that mean "leaving: pick me no more" (the plugin's draining states). */
 
 export interface InstanceStats {
+  /** The instance id (cut to 500 characters with its length when longer). */
   id: string
   address: string
   /** Configured weight (metadata). */
@@ -26,7 +28,7 @@ export interface InstanceStats {
   ejectedForMs: number
   picks: number
   connectFailures: number
-  /** Problems found in the instance's warmup metadata (each replaced by a safe default). */
+  /** Problems found in the instance's warmup metadata (each replaced by a safe default or clamped), each cut after 500 characters. */
   problems: string[]
 }
 
@@ -42,7 +44,7 @@ export interface ServiceStats {
 /** Why an instance's host or port cannot be routed to, or null. */
 function addressProblem (instance: Instance): string | null {
   const port = instance.port
-  if (!Number.isInteger(port) || port < 1 || port > 65_535) return `port ${String(port).slice(0, 50)} is not 1..65535`
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return `port ${shownText(port)} is not 1..65535`
   return hostProblem(instance.host)
 }
 
@@ -113,7 +115,7 @@ export class ServiceTable {
       const address = hostPort(bareHost(instance.host), instance.port)
       const key = typeof instance.id === 'string' && instance.id !== '' ? instance.id : address
       if (next.has(key)) continue
-      const parsed = parseWarmupMetadata(instance.metadata)
+      const parsed = readWarmupMetadata(instance.metadata)
       const previous = this.#entries.get(key)
       if (previous !== undefined && previous.hostPort === address && previous.registeredAt === parsed.registeredAt) {
         if (previous.update(instance, parsed)) changed = true
@@ -125,7 +127,7 @@ export class ServiceTable {
       if (previous !== undefined) {
         if (previous.hostPort === address) previous.handOverPools(entry)
         else this.#closePools(previous)
-        this.#options.logger.info({ service: this.service, instance: key }, 'balancer: instance registered again; ramping it anew')
+        this.#options.logger.info({ service: this.service, instance: entry.shownId }, 'balancer: instance registered again; ramping it anew')
       }
       this.#warnOnce(entry)
       next.set(key, entry)
@@ -207,13 +209,13 @@ export class ServiceTable {
     if (isLeaving(state)) {
       if (entry.draining || this.#entries.get(entry.key) !== entry) return
       entry.draining = true
-      this.#options.logger.info({ service: this.service, instance: entry.key, state }, 'balancer: instance is leaving; no longer picked')
+      this.#options.logger.info({ service: this.service, instance: entry.shownId, state: shownText(state) }, 'balancer: instance is leaving; no longer picked')
       // Its idle keep-alive sockets would only hold the provider's drain up.
       this.#closePools(entry)
       this.rebuild()
     } else if (state === 'serving' && entry.draining) {
       entry.draining = false
-      this.#options.logger.info({ service: this.service, instance: entry.key }, 'balancer: instance is serving again')
+      this.#options.logger.info({ service: this.service, instance: entry.shownId }, 'balancer: instance is serving again')
       this.rebuild()
     }
   }
@@ -222,7 +224,7 @@ export class ServiceTable {
   connectFailed (entry: InstanceEntry, err: unknown): void {
     const now = this.#options.clock.now()
     if (!entry.connectFailed(now)) return
-    this.#options.logger.warn({ service: this.service, instance: entry.key, err, ejectedForMs: entry.ejectedUntil - now }, 'balancer: connect failed; instance ejected')
+    this.#options.logger.warn({ service: this.service, instance: entry.shownId, err, ejectedForMs: entry.ejectedUntil - now }, 'balancer: connect failed; instance ejected')
     if (this.#entries.get(entry.key) === entry) this.rebuild()
   }
 
@@ -261,7 +263,7 @@ export class ServiceTable {
     const instances: InstanceStats[] = []
     for (const e of this.#entries.values()) {
       instances.push({
-        id: e.key,
+        id: e.shownId,
         address: e.hostPort,
         weight: e.weight,
         effectiveWeight: e.effectiveWeight,
@@ -281,18 +283,18 @@ export class ServiceTable {
 
   /** Logs a skipped instance the first time it shows up (again) in a list. */
   #skip (instance: Instance, problem: string, skipped: Set<string>): void {
-    const show = (v: unknown): string => String(v).slice(0, 300)
-    const id = `${show(instance.id)}\u0000${show(instance.host)}\u0000${show(instance.port)}`
+    const [shownId, host, port] = [shownText(instance.id), shownText(instance.host), shownText(instance.port)]
+    const id = `${shownId}\u0000${host}\u0000${port}`
     skipped.add(id)
     if (this.#skipped.has(id)) return
-    this.#options.logger.warn({ service: this.service, instance: show(instance.id), host: show(instance.host), port: show(instance.port), problem },
+    this.#options.logger.warn({ service: this.service, instance: shownId, host, port, problem },
       `balancer: skipping an instance of '${this.service}' with an unusable address: ${problem}`)
   }
 
   #warnOnce (entry: InstanceEntry): void {
     if (entry.problems.length === 0 || entry.warned) return
     entry.warned = true
-    this.#options.logger.warn({ service: this.service, instance: entry.key, problems: entry.problems, weight: entry.weight, warmupMs: entry.warmupMs },
+    this.#options.logger.warn({ service: this.service, instance: entry.shownId, problems: entry.problems, weight: entry.weight, warmupMs: entry.warmupMs },
       'balancer: bad warmup metadata; using safe defaults')
   }
 
