@@ -30,7 +30,7 @@ async function podWithSidecar (id: string, registry: MemoryRegistry, sidecar: bo
     signals: false,
     admin: { port: 0 },
     windows: { clientFetchMs: windowMs },
-    sidecar: sidecar ? { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 5_000, drainTimeoutMs: 3_000, checkIntervalMs: 50, connections: { method: 'json' } } : false
+    sidecar: sidecar ? { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 5_000, drainTimeoutMs: 3_000, checkIntervalMs: 50, idleQuietMs: 500, connections: { method: 'json' } } : false
   })
   app.get('/work', async (_req, reply) => { reply.header('x-instance', id); return { id } })
   app.addHook('onClose', () => upstream.close())
@@ -90,7 +90,9 @@ test('through the sidecar: zero failures, Envoy drained only after the window, c
   assert.ok(drainCall.at - started >= 800, `drained only after the 800 ms window (${drainCall.at - started} ms)`)
   const lastToA = load.stats.lastAt.get('a')!
   assert.ok(lastToA <= drainCall.at, 'consumers had moved away before the drain')
-  assert.equal(a.envoy.connections, 0, 'no connection left on the drained sidecar')
+  // Envoy leaves the consumer's idle pooled connections open (as real Envoy 1.40.0 does); the
+  // step ended because none carried a request and each closes on its next response.
+  assert.equal(a.envoy.stat('http.ingress_http.downstream_rq_active'), 0, 'no request left on the drained sidecar')
 })
 
 test('negative control: a sidecar that drains when the window starts loses requests', async (t) => {

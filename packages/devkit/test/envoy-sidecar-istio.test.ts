@@ -28,13 +28,32 @@ test('Istio with EXIT_ON_ZERO_ACTIVE_CONNECTIONS: the app\'s outbound registry c
   const { envoy } = await envoyFor(t, { istio: { exitOnZeroActiveConnections: true }, outbound: registry.url, drainTimeMs: 300 })
   const inbound = await openConnections(envoy.url, 2)
   const outbound = new Client(envoy.outboundUrl!, { keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 })
-  t.after(async () => { await inbound.close(); await outbound.close() })
+  t.after(async () => { if (!closed) await inbound.close(); await outbound.close() })
   await (await outbound.request({ method: 'GET', path: '/eureka/apps/' })).body.text()
+  // The consumers close their idle connections after a few polls (Envoy never does).
+  let closed = false
+  const closing = waitFor('a few polls', () => envoy.adminLog.length >= 4).then(async () => { closed = true; await inbound.close() })
   const { problems } = await drainStep(t, { envoyAdmin: envoy.adminUrl })
+  await closing
   // No problem means no timeout: the step ended on the count, not on drainTimeoutMs.
   assert.deepEqual(codes(problems), [])
   assert.equal(envoy.connections, 0, 'done once the inbound connections were gone')
   assert.equal(envoy.outboundConnections, 1, 'while the outbound one is still open')
+})
+
+test('Istio: idle pooled inbound connections hold the count; the idle rule needs the request stats (statsInclusionSuffixes)', async (t) => {
+  for (const include of [false, true]) {
+    const { envoy } = await envoyFor(t, {
+      istio: { exitOnZeroActiveConnections: true, statsInclusionSuffixes: include ? ['downstream_rq_active', 'downstream_rq_total'] : [] },
+      drainTimeMs: 300
+    })
+    const inbound = await openConnections(envoy.url, 1)
+    t.after(() => inbound.close())
+    const { problems } = await drainStep(t, { envoyAdmin: envoy.adminUrl, idleQuietMs: 100, drainTimeoutMs: include ? DRAIN_TIMEOUT_MS : 500 })
+    // Without the request gauges there is no evidence the connection is idle: the bound decides.
+    assert.deepEqual(codes(problems), include ? [] : [ENVOY_ERROR_CODES.TIMEOUT], `statsInclusionSuffixes ${String(include)}`)
+    assert.equal(envoy.connections, 1)
+  }
 })
 
 test('Istio without EXIT_ON_ZERO_ACTIVE_CONNECTIONS: count unavailable, a bounded wait instead of polling to the timeout', async (t) => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createLifecycle, InvalidOptionError, memoryRegistry, silentLogger, systemClock, TimeoutError } from '@lameduck/core'
-import { CONNECTION_STATS_PATHS, ENVOY_ERROR_CODES, EnvoyAdminError, envoySidecar, type EnvoySidecarOptions } from '@lameduck/envoy'
+import { CONNECTION_STATS_PATHS, ENVOY_ERROR_CODES, REQUEST_STATS_PATH, EnvoyAdminError, envoySidecar, type EnvoySidecarOptions } from '@lameduck/envoy'
 import { Client } from 'undici'
 import { deadPort } from '@lameduck/test-utils'
 import { fakeAdmin } from '../../envoy/test/fake-admin.ts'
@@ -57,18 +57,63 @@ test('waitReady: a clear TimeoutError naming the admin URL when Envoy never turn
   await assert.rejects(runReady(nobody), (e: Error) => e instanceof TimeoutError && e.message.includes(dead.url()) && e.message.includes('ECONNREFUSED'))
 })
 
-test('drain \'listeners\': POST /drain_listeners?inboundonly&graceful, then poll until no connection is left', async (t) => {
-  const { envoy } = await envoyFor(t, { drainTimeMs: 300 })
+test('drain \'listeners\': POST /drain_listeners?inboundonly&graceful; idle connections that will close end the step, as on real Envoy', async (t) => {
+  const { envoy } = await envoyFor(t, { drainTimeMs: 60_000 })
   const idle = await openConnections(envoy.url, 2)
   t.after(() => idle.close())
-  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 5_000 })
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 20_000, idleQuietMs: 200 })
   const problems = await runDrain(sidecar)
-  assert.equal(envoy.connections, 0, 'returned only once the connections were gone')
-  assert.deepEqual(problems, [])
+  assert.deepEqual(problems, [], 'ended on the idle rule, not on drainTimeoutMs')
+  assert.equal(envoy.connections, 2, 'Envoy never closes an idle keep-alive connection')
   const calls = envoy.adminLog.map((e) => `${e.method} ${e.url}`)
   assert.equal(calls[0], 'POST /drain_listeners?inboundonly&graceful')
-  assert.ok(calls.length >= 3, 'polled while connections were open')
-  assert.deepEqual(new Set(calls.slice(1)), new Set([`GET ${CONNECTION_STATS_PATHS.istio}`]))
+  assert.equal(calls[1], 'GET /server_info', 'the drain strategy says when every next response closes')
+  assert.deepEqual(new Set(calls.slice(2)), new Set([`GET ${CONNECTION_STATS_PATHS.istio}`, `GET ${REQUEST_STATS_PATH}`]))
+  assert.ok(calls.filter((c) => c.endsWith(REQUEST_STATS_PATH)).length >= 2, 'the request total was seen not to move')
+  // What such a connection meets now: served, and told to close.
+  const res = await idle.clients[0]!.request({ method: 'GET', path: '/late' })
+  assert.equal(res.statusCode, 200)
+  assert.equal(res.headers.connection, 'close')
+  await res.body.text()
+  await waitFor('the told connection to close', () => envoy.connections === 1)
+})
+
+test('drain \'listeners\': without the idle rule (idleQuietMs false) idle connections hold the step to drainTimeoutMs', async (t) => {
+  const { envoy } = await envoyFor(t, { drainTimeMs: 60_000 })
+  const idle = await openConnections(envoy.url, 2)
+  t.after(() => idle.close())
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 300, idleQuietMs: false })
+  const problems = await runDrain(sidecar)
+  assert.deepEqual(problems.map((p) => (p as EnvoyAdminError).code), [ENVOY_ERROR_CODES.TIMEOUT])
+  assert.match((problems[0] as Error).message, /2 still open/)
+})
+
+test('drain: requests still arriving keep the step going; it ends idleQuietMs after the last one', async (t) => {
+  const { envoy } = await envoyFor(t, { drainTimeMs: 60_000 })
+  const idle = await openConnections(envoy.url, 1)
+  t.after(() => idle.close())
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, drainTimeoutMs: 30_000, idleQuietMs: 1_500 })
+  const straggler = new Client(envoy.url)
+  t.after(() => straggler.close())
+  const requestPolls = (): number => envoy.adminLog.filter((e) => e.url === REQUEST_STATS_PATH).length
+  let lastAt = 0
+  let sent = 0
+  const sending = (async () => {
+    // A consumer whose list is stale: requests (each told to close, so on new connections)
+    // while the step reads the request stats twenty times.
+    while (requestPolls() < 20) {
+      lastAt = Date.now() // sent: Envoy counts it after this, and the quiet period starts no sooner
+      const res = await straggler.request({ method: 'GET', path: `/late/${sent++}` })
+      await res.body.text()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  })()
+  const problems = await runDrain(sidecar)
+  const endedAt = Date.now()
+  await sending
+  assert.deepEqual(problems, [])
+  assert.ok(sent > 5)
+  assert.ok(endedAt - lastAt >= 1_500, `ended ${endedAt - lastAt} ms after the last request, not before idleQuietMs`)
 })
 
 test('drain \'healthcheck\': POST /healthcheck/fail, then poll; maxOpenConnections is the bar', async (t) => {
@@ -148,7 +193,7 @@ test('drain: Envoy going away, stats that never come and a 4xx are each reported
 
 test('the steps inside the lameduck lifecycle: register after LIVE, drain Envoy after the window', async (t) => {
   const { envoy } = await envoyFor(t, { initializeDelayMs: 60_000, drainTimeMs: 200 })
-  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 10_000, drainTimeoutMs: 5_000 })
+  const sidecar = sidecarFor(t, { envoyAdmin: envoy.adminUrl, readyTimeoutMs: 10_000, drainTimeoutMs: 5_000, idleQuietMs: 200 })
   const registry = memoryRegistry()
   const lifecycle = createLifecycle({ registry, beforeRegister: sidecar.beforeRegister, afterWindow: sidecar.afterWindow, windows: { serverCacheMs: 50 } })
   const started = lifecycle.start({ id: 'orders-1', service: 'orders', host: '127.0.0.1', port: envoy.port })
@@ -165,7 +210,10 @@ test('the steps inside the lameduck lifecycle: register after LIVE, drain Envoy 
   const report = await lifecycle.offline('test')
   assert.equal(report.outcome, 'offline')
   assert.deepEqual(report.problems, [])
-  assert.equal(envoy.connections, 0)
+  assert.equal(envoy.connections, 1, 'the idle connection is left open, as real Envoy leaves it')
+  const late = await idle.clients[0]!.request({ method: 'GET', path: '/late' })
+  assert.equal(late.headers.connection, 'close', 'and is told to close on its next response')
+  await late.body.text()
   const drainAt = envoy.adminLog.find((e) => e.url === '/drain_listeners?inboundonly&graceful')!.at
   assert.ok(drainAt >= report.startedAt + 50, 'Envoy drained only after the window')
   await lifecycle.shutdown()
@@ -197,6 +245,8 @@ test('options are validated at the edge, named as the plugin\'s sidecar option',
   assert.deepEqual(envoySidecar({}).options.drainBackoff, { initialMs: 200, factor: 5, maxMs: 5_000, jitter: 0.1 }, 'Contour\'s backoff by default')
   invalid({ connections: { method: 'prom' as 'istio' } }, 'sidecar.connections.method', /'istio', 'contour', 'json'/)
   invalid({ unavailableWaitMs: -1 }, 'sidecar.unavailableWaitMs', /milliseconds/)
+  invalid({ idleQuietMs: true as unknown as number }, 'sidecar.idleQuietMs', /milliseconds/)
+  assert.equal(envoySidecar({ idleQuietMs: false }).options.idleQuietMs, false)
   invalid({ connections: { inboundListeners: '0.0.0.0_15006' as unknown as string[] } }, 'sidecar.connections.inboundListeners', /array of strings/)
   assert.equal(envoySidecar({ drain: 'healthcheck' }).options.inboundListeners, undefined, 'a healthcheck drain drains every listener, so every one counts')
   assert.deepEqual(envoySidecar({ connections: { inboundListeners: [] } }).options.inboundListeners, [])
@@ -214,6 +264,7 @@ test('options are validated at the edge, named as the plugin\'s sidecar option',
     minDrainMs: 0,
     drainTimeoutMs: 30_000,
     checkIntervalMs: 1000,
+    idleQuietMs: 2000,
     unavailableWaitMs: 5000,
     inboundListeners: ['0.0.0.0_15006', '[__]_15006'],
     drainAttempts: 4,

@@ -3,6 +3,7 @@
 import { InvalidOptionError, isConnectFailure, isReset, networkErrorCode, redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
 import { Agent, request, type Dispatcher } from 'undici'
 import { CONNECTION_STATS_PATHS, countConnections, type ConnectionCount, type ConnectionCountMethod } from './count-connections.ts'
+import { countRequests, REQUEST_STATS_PATH, type RequestCount, type RequestCountOptions } from './count-requests.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
 import { adminUrl, CONNECTION_METHODS, duration, oneOf, ports, regexp, strings } from './options.ts'
 import { parseReadyBody, type EnvoyServerState } from './server-state.ts'
@@ -234,6 +235,12 @@ export class EnvoyAdmin {
     const o = { ...this.connections, ...definedOnly(options) }
     const res = await this.request('GET', CONNECTION_STATS_PATHS[o.method], { signal: options.signal })
     return countConnections(o.method, res.body, o)
+  }
+
+  /** Requests in flight and received on the app's HCMs (`http.*.downstream_rq_active|total`); -1s when the stats lack them. */
+  async requestCount (options: RequestCountOptions & { signal?: AbortSignal } = {}): Promise<RequestCount> {
+    const res = await this.request('GET', REQUEST_STATS_PATH, { signal: options.signal })
+    return countRequests(res.body, options)
   }
 
   /** Active downstream connections, -1 when the stats do not carry them. */

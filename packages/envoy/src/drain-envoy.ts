@@ -32,6 +32,8 @@ export type DrainProgress =
   | { type: 'waiting', max: number }
   | { type: 'poll', count: number }
   | { type: 'poll-error', error: unknown }
+  /** When idle connections count as drained (`idleQuietMs`), and why; `fromMs` after the drain call(s); undefined: never (no evidence). */
+  | { type: 'idle-rule', fromMs: number | undefined, reason: string }
 
 export interface DrainEnvoyOptions {
   strategy: DrainStrategy
@@ -61,6 +63,14 @@ export interface DrainEnvoyOptions {
   deadline?: number
   /** See WaitForConnectionsOptions.unavailableWaitMs. */
   unavailableWaitMs?: number
+  /**
+   * End before the count reaches `maxOpenConnections` once the connections left are idle and
+   * will close on their next response (outcome 'idle'): no request in flight on the app's HCMs
+   * and none received for this long. When the remaining connections are told to close comes
+   * from the drain: at once after `/healthcheck/fail` or an `Immediate` drain strategy, after
+   * `drain_time` with `Gradual` (both read from `/server_info`). Default: off (the count decides).
+   */
+  idleQuietMs?: number
   method?: ConnectionCountMethod
   inboundListeners?: readonly string[]
   signal?: AbortSignal
@@ -79,6 +89,7 @@ export async function drainEnvoy (admin: EnvoyAdmin, options: DrainEnvoyOptions)
   const started = clock.now()
   const deadline = options.deadline ?? (options.timeoutMs !== undefined && options.timeoutMs > 0 ? started + options.timeoutMs : Infinity)
   const emit = options.onProgress ?? (() => {})
+  let allSent = true
   for (const [call, send] of drainCalls(admin, options)) {
     const failure = await sendWithRetry(call, send, { ...options, clock, deadline, emit })
     if (failure === undefined) { emit({ type: 'sent', call }); continue }
@@ -86,9 +97,14 @@ export async function drainEnvoy (admin: EnvoyAdmin, options: DrainEnvoyOptions)
     if (failure.permanent || unreachable || options.pollAfterFailedCall !== true) {
       return { outcome: 'not-sent', call, attempts: failure.attempts, error: failure.error, elapsedMs: clock.now() - started }
     }
+    allSent = false
     emit({ type: 'call-failed', call, attempts: failure.attempts, error: failure.error })
   }
   const max = options.maxOpenConnections ?? 0
+  const idle = options.idleQuietMs === undefined
+    ? undefined
+    : allSent ? await idleFrom(admin, options, clock.now()) : { from: undefined, reason: 'a drain call failed: the connections were not told to close' }
+  if (idle !== undefined) emit({ type: 'idle-rule', fromMs: idle.from === undefined ? undefined : idle.from - clock.now(), reason: idle.reason })
   emit({ type: 'waiting', max })
   return await admin.waitForConnections({
     max,
@@ -97,12 +113,42 @@ export async function drainEnvoy (admin: EnvoyAdmin, options: DrainEnvoyOptions)
     unavailableWaitMs: options.unavailableWaitMs,
     method: options.method,
     inboundListeners: options.inboundListeners,
+    idle: idle?.from === undefined ? undefined : { from: idle.from, quietMs: options.idleQuietMs! },
     deadline,
     signal: options.signal,
     clock,
     onPoll: (count) => emit({ type: 'poll', count }),
     onError: (error) => emit({ type: 'poll-error', error })
   })
+}
+
+/**
+ * From when every remaining downstream connection closes on its next response. After
+ * `/healthcheck/fail` at once (drainClose is always true on DEFAULT listeners); after a
+ * listener drain it depends on Envoy's `--drain-strategy`: immediate at once, gradual only
+ * past `--drain-time-s` (before that a response drains its connection with a probability).
+ */
+async function idleFrom (admin: EnvoyAdmin, o: DrainEnvoyOptions, sentAt: number): Promise<{ from: number | undefined, reason: string }> {
+  if (o.strategy !== 'listeners') return { from: sentAt, reason: 'health check failed: every response closes its connection' }
+  let info
+  try {
+    info = await admin.serverInfo({ signal: o.signal })
+  } catch (err) {
+    if (o.signal?.aborted) throw o.signal.reason
+    return { from: undefined, reason: `no /server_info (${err instanceof Error ? err.message : String(err)}): the drain strategy is unknown` }
+  }
+  const strategy = info.command_line_options?.drain_strategy
+  if (strategy === 'Immediate') return { from: sentAt, reason: 'drain strategy Immediate: every response closes its connection' }
+  const drainTimeMs = protoDurationMs(info.command_line_options?.drain_time)
+  if (strategy === 'Gradual' && drainTimeMs !== undefined) return { from: sentAt + drainTimeMs, reason: `drain strategy Gradual: every response closes its connection after drain_time (${drainTimeMs} ms)` }
+  return { from: undefined, reason: `drain strategy ${String(strategy)} / drain_time ${String(info.command_line_options?.drain_time)} not understood` }
+}
+
+/** Protobuf JSON duration ("45s", "0.500s") in ms. */
+function protoDurationMs (value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined
+  const m = /^(\d+(?:\.\d+)?)s$/.exec(value)
+  return m === null ? undefined : Math.round(Number(m[1]) * 1000)
 }
 
 function drainCalls (admin: EnvoyAdmin, o: DrainEnvoyOptions): Array<[DrainCall, () => Promise<void>]> {

@@ -16,6 +16,8 @@ export {
   CONNECTION_STATS_PATHS, DEFAULT_EXCLUDED_PORTS, ISTIO_INBOUND_LISTENERS, CONTOUR_EXCLUDED_PREFIXES, CONTOUR_STAT
 } from './count-connections.ts'
 export type { ConnectionCount, ConnectionCountMethod, ListenerCountOptions, ContourCountOptions } from './count-connections.ts'
+export { countRequests, REQUEST_STATS_PATH } from './count-requests.ts'
+export type { RequestCount, RequestCountOptions } from './count-requests.ts'
 export { parseStatsText } from './parse-stats-text.ts'
 export type { TextStat } from './parse-stats-text.ts'
 export { parseStatsJson } from './parse-stats-json.ts'

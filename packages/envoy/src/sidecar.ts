@@ -39,6 +39,15 @@ export interface EnvoySidecarOptions {
   /** Pause between connection polls. Default 1000. */
   checkIntervalMs?: number
   /**
+   * End the drain step before the connections reach `maxOpenConnections` once those left are
+   * idle and told to close: no request in flight on the app's HCMs (`http.*.downstream_rq_active`)
+   * and none received (`downstream_rq_total` unchanged) for this long, after the drain made
+   * every next response close its connection. Real Envoy never closes an idle keep-alive
+   * connection (envoyproxy/envoy#42305): without this a consumer's pooled connection holds
+   * the step to drainTimeoutMs. false: only the count decides. Default 2000.
+   */
+  idleQuietMs?: number | false
+  /**
    * When Envoy cannot count its connections (Istio keeps `downstream_cx_active` only with
    * EXIT_ON_ZERO_ACTIVE_CONNECTIONS), wait this long after the drain call instead of
    * polling to drainTimeoutMs. Default 5000: Istio's terminationDrainDuration, the time
@@ -72,6 +81,7 @@ export interface ResolvedEnvoySidecarOptions {
   minDrainMs: number
   drainTimeoutMs: number
   checkIntervalMs: number
+  idleQuietMs: number | false
   unavailableWaitMs: number
   inboundListeners: readonly string[] | undefined
   drainAttempts: number
@@ -118,6 +128,7 @@ function resolveSidecarOptions (options: EnvoySidecarOptions, adminUrl: string):
     minDrainMs: duration('sidecar.minDrainMs', options.minDrainMs, 0),
     drainTimeoutMs: duration('sidecar.drainTimeoutMs', options.drainTimeoutMs, SHUTDOWN_DEFAULTS.sidecarDrainTimeoutMs),
     checkIntervalMs: duration('sidecar.checkIntervalMs', options.checkIntervalMs, 1000, { positive: true }),
+    idleQuietMs: options.idleQuietMs === false ? false : duration('sidecar.idleQuietMs', options.idleQuietMs, 2000),
     unavailableWaitMs: duration('sidecar.unavailableWaitMs', options.unavailableWaitMs, 5000),
     inboundListeners: strings('sidecar.connections.inboundListeners', options.connections?.inboundListeners) ??
       (options.drain !== 'healthcheck' && options.drain !== false && options.inboundOnly !== false ? ISTIO_INBOUND_LISTENERS : undefined),
@@ -153,6 +164,9 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
           case 'sent':
             logger.info({ envoy: { action: event.call.action, url: o.adminUrl } }, `lameduck: Envoy ${event.call.action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
             break
+          case 'idle-rule':
+            logger.debug({ envoy: { idleFromMs: event.fromMs } }, `lameduck: Envoy idle rule: ${event.reason}`)
+            break
           case 'poll':
             logger.debug({ envoy: { activeConnections: event.count } }, 'lameduck: Envoy connections')
             break
@@ -176,6 +190,7 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
         maxOpenConnections: o.maxOpenConnections,
         minDrainMs: o.minDrainMs,
         checkIntervalMs: o.checkIntervalMs,
+        idleQuietMs: o.idleQuietMs === false ? undefined : o.idleQuietMs,
         timeoutMs: o.drainTimeoutMs,
         unavailableWaitMs: o.unavailableWaitMs,
         inboundListeners: o.inboundListeners,
@@ -185,6 +200,9 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
       })
       // Nothing was drained, so there is nothing to wait for.
       if (result.outcome === 'not-sent') problem(result.error)
+      if (result.outcome === 'idle') {
+        logger.info({ envoy: { openConnections: result.count, waitedMs: result.elapsedMs } }, `lameduck: Envoy's ${result.count} remaining connection(s) are idle and close on their next response; no request for ${String(o.idleQuietMs)} ms`)
+      }
       if (result.outcome === 'unavailable') {
         logger.info({ envoy: { waitedMs: result.elapsedMs } }, `lameduck: Envoy does not expose its connection count; waited ${result.elapsedMs} ms (sidecar.unavailableWaitMs)`)
       }

@@ -4,6 +4,7 @@
 import { sleep, systemClock, type Clock } from '@lameduck/core'
 import type { ConnectionCountOptions, EnvoyAdmin } from './admin-client.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
+import type { RequestCountOptions } from './count-requests.ts'
 import { count, duration } from './options.ts'
 
 export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 'signal'> {
@@ -30,6 +31,15 @@ export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 
    * 'unavailable' instead of polling to the deadline. Default: poll to the deadline.
    */
   unavailableWaitMs?: number
+  /**
+   * End with outcome 'idle' before the count reaches `max` when what is left is idle and will
+   * close: from `from` on (ms epoch on `clock`: when every remaining connection's next response
+   * carries `connection: close` or GOAWAY), no request in flight on the app's HCMs and none
+   * received for `quietMs`. Real Envoy never closes an idle keep-alive connection during or
+   * after a drain (envoyproxy/envoy#42305), so a pooled consumer holds the count above 0 to the
+   * deadline. Needs `http.*.downstream_rq_active|total`; without them the count alone decides.
+   */
+  idle?: { from: number, quietMs: number } & RequestCountOptions
   /** After each successful reading. */
   onPoll?: (count: number, elapsedMs: number) => void
   /** After each failed poll, and for each -1 reading (code LAMEDUCK_ERR_ENVOY_STATS_UNAVAILABLE). */
@@ -38,9 +48,12 @@ export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 
 
 export interface WaitForConnectionsResult {
   drained: boolean
-  outcome: 'drained' | 'deadline' | 'unreachable' | 'unavailable'
+  /** 'idle': connections remain, but no request is in flight or arriving and each will close on its next response. */
+  outcome: 'drained' | 'idle' | 'deadline' | 'unreachable' | 'unavailable'
   /** The last reading, -1 when none succeeded. */
   count: number
+  /** With `idle`: requests in flight at the last request reading, -1 when none (or unavailable). */
+  activeRequests: number
   polls: number
   errors: number
   elapsedMs: number
@@ -58,12 +71,30 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
   const unavailableWaitMs = options.unavailableWaitMs === undefined ? Infinity : duration('unavailableWaitMs', options.unavailableWaitMs, 0)
   const countOptions: ConnectionCountOptions = { method: options.method, excludePorts: options.excludePorts, excludePrefixes: options.excludePrefixes, include: options.include, inboundListeners: options.inboundListeners, signal }
   let unavailable = 0
-  const result: WaitForConnectionsResult = { drained: false, outcome: 'deadline', count: -1, polls: 0, errors: 0, elapsedMs: 0 }
+  const result: WaitForConnectionsResult = { drained: false, outcome: 'deadline', count: -1, activeRequests: -1, polls: 0, errors: 0, elapsedMs: 0 }
   const finish = (outcome: WaitForConnectionsResult['outcome']): WaitForConnectionsResult => {
     result.outcome = outcome
-    result.drained = outcome === 'drained'
+    result.drained = outcome === 'drained' || outcome === 'idle'
     result.elapsedMs = clock.now() - started
     return result
+  }
+
+  // The request total as last read and since when it has not moved (idle rule).
+  let lastTotal = -1
+  let quietSince = 0
+  const quiet = async (now: number): Promise<boolean> => {
+    const { from: _from, quietMs, ...requestOptions } = options.idle!
+    let r
+    try {
+      r = await admin.requestCount({ ...requestOptions, signal })
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason
+      return false // a failed reading is no evidence; the next poll tries again
+    }
+    result.activeRequests = r.active
+    if (r.active !== 0) { lastTotal = -1; return false }
+    if (r.total !== lastTotal) { lastTotal = r.total; quietSince = now; return false }
+    return now - quietSince >= quietMs
   }
 
   for (;;) {
@@ -90,6 +121,7 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
     const now = clock.now()
     const minDrainLeft = started + minDrainMs - now
     if (reading >= 0 && reading <= max && minDrainLeft <= 0) return finish('drained')
+    if (reading > max && minDrainLeft <= 0 && options.idle !== undefined && now >= options.idle.from && await quiet(now)) return finish('idle')
     if (now >= deadline) return finish('deadline')
     // Never a count, only "unavailable": waiting longer cannot tell more.
     if (result.count === -1 && unavailable > 0 && now - started >= Math.max(unavailableWaitMs, minDrainMs)) return finish('unavailable')

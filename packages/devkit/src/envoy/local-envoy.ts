@@ -80,7 +80,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
       random: options.random,
       now: Date.now
     })
-    this.store = new StatStore(options.istio === false ? undefined : istioStatsMatcher(options.istio.exitOnZeroActiveConnections))
+    this.store = new StatStore(options.istio === false ? undefined : istioStatsMatcher(options.istio.exitOnZeroActiveConnections, options.istio.statsInclusionSuffixes))
     const host: ProxyHost = { options, store: this.store, drain: this.#drain, healthCheckFailed: () => this.#hcFailed, log: (e) => appendAccessLog(this.accessLog, e) }
     this.#proxy = inboundListener(host, options)
     this.#outbound = outboundListener(host, options)

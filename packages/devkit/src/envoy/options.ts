@@ -37,7 +37,12 @@ export interface EnvoyOptions {
   nonGracefulDrainNotifies?: boolean
   /** Envoy >= #37873: `inboundonly&graceful` drains only inbound listeners. Default true. */
   perDirectionDrain?: boolean
-  /** Newest Envoy: idle connections still open after 2/3 of the drain time are closed by its end. Default true. */
+  /**
+   * The proactive drain of the newest docs (draining.rst): connections still not draining after
+   * 2/3 of the drain time are drained, idle ones closed, by its end. Envoy 1.40.0 does not do
+   * it: an idle keep-alive connection stays open during and after the drain (envoyproxy/envoy#42305,
+   * measured in test/real). Default false, as real Envoy.
+   */
   proactiveIdleDrain?: boolean
   /** HCM idle_timeout for keep-alive connections. Default 3 600 000 (1 h). */
   idleTimeoutMs?: number
@@ -62,9 +67,11 @@ export interface EnvoyOptions {
   /**
    * Istio's bootstrap: listener stats named as Istio's (`0.0.0.0_15006` inbound,
    * `0.0.0.0_15001` outbound) and its stats matcher, which keeps `downstream_cx_active`
-   * only with EXIT_ON_ZERO_ACTIVE_CONNECTIONS. false = plain Envoy, every stat. Default false.
+   * only with EXIT_ON_ZERO_ACTIVE_CONNECTIONS; `statsInclusionSuffixes` adds suffixes as the
+   * pod annotation `sidecar.istio.io/statsInclusionSuffixes` (ProxyConfig proxyStatsMatcher)
+   * does, e.g. `downstream_rq_active`. false = plain Envoy, every stat. Default false.
    */
-  istio?: false | { exitOnZeroActiveConnections?: boolean }
+  istio?: false | { exitOnZeroActiveConnections?: boolean, statsInclusionSuffixes?: string[] }
   /** Blank line after each Prometheus family (recent Envoy). Default true. */
   promBlankLineBetweenFamilies?: boolean
   /** For the gradual strategy; tests make it deterministic. Default Math.random. */
@@ -96,7 +103,7 @@ export interface ResolvedEnvoyOptions {
   retryOn: RetryOn[]
   outbound: URL | null
   outboundListen: number
-  istio: false | { exitOnZeroActiveConnections: boolean }
+  istio: false | { exitOnZeroActiveConnections: boolean, statsInclusionSuffixes: string[] }
   upstreamRetries: number
   promBlankLineBetweenFamilies: boolean
   random: () => number
@@ -135,7 +142,7 @@ export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
     drainType: pick('drainType', o.drainType, ['default', 'modify_only'], 'default'),
     nonGracefulDrainNotifies: bool('nonGracefulDrainNotifies', o.nonGracefulDrainNotifies, true),
     perDirectionDrain: bool('perDirectionDrain', o.perDirectionDrain, true),
-    proactiveIdleDrain: bool('proactiveIdleDrain', o.proactiveIdleDrain, true),
+    proactiveIdleDrain: bool('proactiveIdleDrain', o.proactiveIdleDrain, false),
     idleTimeoutMs: ms('idleTimeoutMs', o.idleTimeoutMs, 3_600_000),
     upstreamTimeoutMs: ms('upstreamTimeoutMs', o.upstreamTimeoutMs, 15_000),
     retryOn: retryOn(o.retryOn),
@@ -168,7 +175,11 @@ function httpUrl (option: string, value: unknown): URL {
 
 function istio (value: unknown): ResolvedEnvoyOptions['istio'] {
   if (value === undefined || value === false) return false
-  const exit = typeof value === 'object' && value !== null ? (value as { exitOnZeroActiveConnections?: unknown }).exitOnZeroActiveConnections ?? false : undefined
-  if (typeof exit !== 'boolean') throw new InvalidOptionError('istio', `must be false or { exitOnZeroActiveConnections: boolean }, got ${show(value)}`)
-  return { exitOnZeroActiveConnections: exit }
+  const o = typeof value === 'object' && value !== null ? value as { exitOnZeroActiveConnections?: unknown, statsInclusionSuffixes?: unknown } : undefined
+  const exit = o === undefined ? undefined : o.exitOnZeroActiveConnections ?? false
+  const suffixes = o === undefined ? undefined : o.statsInclusionSuffixes ?? []
+  if (typeof exit !== 'boolean' || !Array.isArray(suffixes) || suffixes.some((x) => typeof x !== 'string')) {
+    throw new InvalidOptionError('istio', `must be false or { exitOnZeroActiveConnections: boolean, statsInclusionSuffixes?: string[] }, got ${show(value)}`)
+  }
+  return { exitOnZeroActiveConnections: exit, statsInclusionSuffixes: [...suffixes as string[]] }
 }

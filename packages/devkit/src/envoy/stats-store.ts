@@ -71,8 +71,8 @@ export class StatStore {
 const ISTIO_PREFIXES = ['cluster_manager', 'listener_manager', 'server', 'cluster.xds-grpc', 'wasm']
 const ISTIO_SUFFIXES = ['rbac.allowed', 'rbac.denied', 'shadow_allowed', 'shadow_denied']
 
-export function istioStatsMatcher (exitOnZeroActiveConnections: boolean): StatsMatcher {
-  const suffixes = exitOnZeroActiveConnections ? [...ISTIO_SUFFIXES, 'downstream_cx_active'] : ISTIO_SUFFIXES
+export function istioStatsMatcher (exitOnZeroActiveConnections: boolean, inclusionSuffixes: readonly string[] = []): StatsMatcher {
+  const suffixes = [...ISTIO_SUFFIXES, ...(exitOnZeroActiveConnections ? ['downstream_cx_active'] : []), ...inclusionSuffixes]
   return (name) => ISTIO_PREFIXES.some((p) => name.startsWith(p)) || suffixes.some((s) => name.endsWith(s))
 }
 
