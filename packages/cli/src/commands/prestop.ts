@@ -2,8 +2,9 @@ import { setInterval as every } from 'node:timers'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, urlFlag } from '../args.ts'
 import { createProgress, type StatusView } from '../drain-progress.ts'
-import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
-import { DEFAULT_ADMIN_URL, isStopping, sleep, systemClock, type OfflineReport } from '@lameduck/core'
+import { AnswerTooLargeError, call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
+import { DEFAULT_ADMIN_URL, isStopping, sleep, systemClock } from '@lameduck/core'
+import { escapeControls, printable, readReport, readStatus, type ReportView } from './prestop-wire.ts'
 
 export { DEFAULT_ADMIN_URL }
 const LABEL = 'lameduck prestop'
@@ -42,9 +43,6 @@ Example (container spec):
       exec:
         command: ["lameduck", "prestop"]
 `
-
-/** The report as read off the wire: every field may be missing (older apps, proxies in between). */
-type OfflineReportView = Partial<OfflineReport>
 
 /** One run's settings and what it has seen so far. */
 interface Prestop {
@@ -86,8 +84,9 @@ function setup (ctx: CommandContext): Prestop {
     agent: createAgent(),
     signal: timeout === undefined ? ctx.signal : AbortSignal.any([ctx.signal, timeout]),
     timeout,
-    say: (line) => { progress.clear(); ctx.stdout.write(`${LABEL}: ${line}\n`) },
-    fail: (code, line) => { progress.clear(); ctx.stderr.write(`${LABEL}: ${line}\n`); return code },
+    // Lines carry app and registry text (read through prestop-wire.ts); escaped once more as they are printed.
+    say: (line) => { progress.clear(); ctx.stdout.write(`${LABEL}: ${escapeControls(line)}\n`) },
+    fail: (code, line) => { progress.clear(); ctx.stderr.write(`${LABEL}: ${escapeControls(line)}\n`); return code },
     last: undefined,
     wasOffline: false,
     sentAt: 0
@@ -100,7 +99,7 @@ async function run (ctx: CommandContext): Promise<number> {
   const polling = new AbortController()
   if (!p.progress.tty) p.say(`taking the app offline: POST ${offlineUrl.href}`)
   // Already offline before this hook? /status says so; a report that ended before the POST is an earlier drain's too.
-  p.wasOffline = await call(agent, statusUrl, { token, signal, timeoutMs: 2_000 }).then((a) => a.json?.state === 'offline', () => false)
+  p.wasOffline = await call(agent, statusUrl, { token, signal, timeoutMs: 2_000 }).then((a) => readStatus(a.json)?.state === 'offline', () => false)
   p.sentAt = Date.now()
   const poller = poll(p, AbortSignal.any([signal, polling.signal]))
   let answer: HttpAnswer
@@ -128,9 +127,10 @@ async function poll (p: Prestop, stop: AbortSignal): Promise<void> {
       if (stop.aborted) break
       try {
         const answer = await call(p.agent, p.statusUrl, { token: p.token, signal: stop, timeoutMs: 2_000 })
-        if (answer.status === 200 && answer.json !== undefined && typeof answer.json.state === 'string') {
-          p.last = answer.json as unknown as StatusView
-          progress.show(p.last)
+        const status = answer.status === 200 ? readStatus(answer.json) : undefined
+        if (status !== undefined) {
+          p.last = status
+          progress.show(status)
         }
       } catch {} // the POST reports what went wrong
     }
@@ -147,6 +147,7 @@ function notAnswered (p: Prestop, ctx: CommandContext, err: unknown): number {
     return fail(EXIT.FAILED, `not offline after ${formatSeconds(p.timeoutMs)}${last ? ` (${summary(last)})` : ''}: the app keeps draining; raise --timeout, or check ${p.statusUrl.href}`)
   }
   if (ctx.signal.aborted) return fail(EXIT.FAILED, 'interrupted before the app was offline (it keeps draining on its own)')
+  if (err instanceof AnswerTooLargeError) return fail(EXIT.FAILED, `${err.message}. The app may be draining: check ${p.statusUrl.href}`)
   if (failure.kind === 'closed' && last !== undefined) {
     if (isStopping(last.state)) { say(`the app stopped after going ${last.state}`); return EXIT.OK }
     return fail(EXIT.FAILED, `the app closed the connection while ${summary(last)}: it stopped before the drain ended (crashed, or killed?)`)
@@ -160,17 +161,19 @@ function notAnswered (p: Prestop, ctx: CommandContext, err: unknown): number {
 // 200: the drain ended. Its report says how; an unconfirmed deregistration is its own exit code.
 function reported (p: Prestop, res: HttpAnswer, state: string | undefined): number {
   const { say, fail, statusUrl } = p
-  const report = (res.json?.report ?? {}) as OfflineReportView
-  for (const problem of report.problems ?? []) say(`problem: ${problem.step ?? 'drain'}: ${problem.message ?? ''}`)
+  const report = readReport(res.json?.report)
+  for (const problem of report.problems) say(`problem: ${problem.step}: ${problem.message}`)
+  if (report.moreProblems > 0) say(`and ${report.moreProblems} more problems: see ${statusUrl.href}`)
   if (report.outcome === 'cancelled') return fail(EXIT.FAILED, `the drain was cancelled: /online was called while draining, the app is '${state}' again`)
   // A shutdown that joined the drain may already have moved the app on to 'closing'.
   const offline = state === 'offline' || report.outcome === 'offline' || report.outcome === 'skipped'
   const earlier = typeof report.endedAt === 'number' && (p.wasOffline || report.endedAt < p.sentAt)
-  const line = earlier ? alreadyOfflineLine(report, p.sentAt) : offlineLine(report, res.json?.connections)
+  const line = earlier ? alreadyOfflineLine(report, p.sentAt) : offlineLine(report, closedWhileDraining(res.json?.connections))
   // Read defensively: apps from before the field send none, which counts as confirmed.
   const deregistration = report.deregistration
   if (deregistration?.state === 'unconfirmed') {
-    const tries = `${deregistration.attempts} attempt${deregistration.attempts === 1 ? '' : 's'}${deregistration.lastError ? `, last error: ${deregistration.lastError}` : ''}`
+    const attempts = deregistration.attempts ?? 0
+    const tries = `${attempts} attempt${attempts === 1 ? '' : 's'}${deregistration.lastError ? `, last error: ${deregistration.lastError}` : ''}`
     const what = offline ? line : report.outcome === 'cut' ? `the drain was cut short (the app is '${state}')` : `the app is '${state ?? 'unknown'}'`
     return fail(EXIT.UNCONFIRMED, `${what}; but the registry never confirmed the deregistration (${tries}): consumers may still route to this app. Check the registry and ${statusUrl.href}`)
   }
@@ -184,7 +187,7 @@ function reported (p: Prestop, res: HttpAnswer, state: string | undefined): numb
 
 function outcome (p: Prestop, res: HttpAnswer): number {
   const { say, fail, token, admin, offlineUrl } = p
-  const state = typeof res.json?.state === 'string' ? res.json.state : undefined
+  const state = typeof res.json?.state === 'string' ? printable(res.json.state) : undefined
   switch (res.status) {
     case 200:
       return reported(p, res, state)
@@ -197,9 +200,9 @@ function outcome (p: Prestop, res: HttpAnswer): number {
       return fail(EXIT.FAILED, `${admin.origin} has no /offline route (404): --admin must point at the lameduck admin listener (the plugin's admin.port, default 54199), not the app's own port`)
     case 409:
       if (state === 'closing' || state === 'stopped') { say(`the app is already ${state}: nothing left to drain`); return EXIT.OK }
-      return fail(EXIT.FAILED, `the app refused to go offline (409, state '${state ?? 'unknown'}'): ${String(res.json?.message ?? res.text.slice(0, 200))}`)
+      return fail(EXIT.FAILED, `the app refused to go offline (409, state '${state ?? 'unknown'}'): ${printable(typeof res.json?.message === 'string' ? res.json.message : res.text)}`)
     default:
-      return fail(EXIT.FAILED, `unexpected ${res.status} from ${offlineUrl.href}: ${res.text.slice(0, 200)}`)
+      return fail(EXIT.FAILED, `unexpected ${res.status} from ${offlineUrl.href}: ${printable(res.text)}`)
   }
 }
 
@@ -209,7 +212,12 @@ function summary (status: StatusView): string {
   return `state '${status.state}'${phase}${inflight}`
 }
 
-function offlineLine (report: OfflineReportView, connections: unknown): string {
+function closedWhileDraining (connections: unknown): number | undefined {
+  const closed = typeof connections === 'object' && connections !== null ? (connections as { closedWhileDraining?: unknown }).closedWhileDraining : undefined
+  return typeof closed === 'number' && Number.isFinite(closed) ? closed : undefined
+}
+
+function offlineLine (report: ReportView, closed: number | undefined): string {
   if (report.outcome === 'skipped') return 'offline (the app was never registered: nothing to drain)'
   const parts = [
     `window ${formatSeconds(report.windowMs ?? 0)}`,
@@ -217,11 +225,10 @@ function offlineLine (report: OfflineReportView, connections: unknown): string {
     `in-flight wait ${formatSeconds(report.inflightWaitMs ?? 0)}`
   ]
   const served = `${report.requestsWhileDraining ?? 0} requests served while draining`
-  const closed = (connections as { closedWhileDraining?: number } | undefined)?.closedWhileDraining
   return `offline after ${formatSeconds(report.totalMs ?? 0)} (${parts.join(', ')}); ${served}${closed === undefined ? '' : `, ${closed} connections closed`}`
 }
 
-function alreadyOfflineLine (report: OfflineReportView, now: number): string {
+function alreadyOfflineLine (report: ReportView, now: number): string {
   const endedAt = report.endedAt!
   const ago = formatSeconds(Math.max(0, Math.round((now - endedAt) / 100) * 100))
   const since = `already offline since ${new Date(endedAt).toISOString()} (${ago} ago)`
