@@ -1,6 +1,7 @@
-import { InvalidOptionError, METADATA_KEYS, serviceKey } from '@lameduck/core'
+import { InvalidOptionError, METADATA_KEYS, serviceKey, show } from '@lameduck/core'
 import type { Discovery, Instance, InstanceStatus } from '@lameduck/core'
 import { bareHost, hostPort, hostProblem } from './address.ts'
+import { WEIGHT_RANGE } from './instance-metadata.ts'
 
 /** An instance in a static list: address plus optional weight and metadata. */
 export interface StaticInstance {
@@ -43,6 +44,11 @@ function toInstance (service: string, address: StaticAddress): Instance {
   if (problem !== null) throw new InvalidOptionError('staticDiscovery', `instance '${spec.host}' of '${service}': ${problem}; give an IP address or a DNS name as host, and the port separately`)
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) {
     throw new InvalidOptionError('staticDiscovery', `instance ${spec.host} of '${service}' has port ${String(spec.port)}; use 1..65535`)
+  }
+  const w = spec.weight
+  if (w !== undefined && (typeof w !== 'number' || !(w === 0 || (w >= WEIGHT_RANGE.min && w <= WEIGHT_RANGE.max)))) {
+    // Configuration, so refused here rather than clamped (as a registry's value is).
+    throw new InvalidOptionError('staticDiscovery', `instance ${spec.host} of '${service}' has weight ${show(w)}; use 0 (never picked) or ${WEIGHT_RANGE.min}..${WEIGHT_RANGE.max}`)
   }
   const metadata = { ...spec.metadata }
   if (spec.weight !== undefined) metadata[METADATA_KEYS.weight] = String(spec.weight)

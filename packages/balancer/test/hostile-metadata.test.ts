@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { METADATA_KEYS } from '@lameduck/core'
 import type { Discovery, Instance } from '@lameduck/core'
-import { createBalancer } from '../src/index.ts'
+import { createBalancer, staticDiscovery } from '../src/index.ts'
 import type { Balancer } from '../src/index.ts'
 import { EdfScheduler } from '../src/edf-scheduler.ts'
 import { WEIGHT_RANGE } from '../src/instance-metadata.ts'
@@ -66,6 +66,14 @@ test(`weights outside ${WEIGHT_RANGE.min}..${WEIGHT_RANGE.max} are clamped and l
     assert.ok(Math.abs(counts.bad! / picks - clamped / total) < 0.001, `bad weight ${clamped}: share ${counts.bad! / picks}, not ${clamped / total}`)
     await balancer.close()
   }
+})
+
+test('staticDiscovery refuses a weight outside the range (configuration, so refused rather than clamped)', () => {
+  for (const weight of [1e-319, 0.001, 10_001, 1e300, -1, Number.NaN, Infinity, '5']) {
+    assert.throws(() => staticDiscovery({ orders: [{ host: '10.0.0.1', port: 80, weight: weight as number }] }),
+      (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && /has weight .*; use 0 \(never picked\) or 0\.01\.\.10000$/.test(err.message), String(weight))
+  }
+  for (const weight of [0, 0.01, 1, 10_000]) staticDiscovery({ orders: [{ host: '10.0.0.1', port: 80, weight }] })
 })
 
 const gc = ((): (() => void) => { setFlagsFromString('--expose-gc'); return runInNewContext('gc') as () => void })()
