@@ -19,6 +19,12 @@ export interface NacosRegistryOptions {
   readyTimeoutMs?: number
   /** Passed to the nacos naming client (username, password, endpoint, ssl, ak/sk, ...). */
   client?: Record<string, unknown>
+  /**
+   * UDP push from the server. true: pushes are accepted from the configured servers' addresses only
+   * (never a `dump` request); false: no push receiver, polls say udpPort=0, changes arrive by polling
+   * every cacheMillis (size the window with nacosWindows({ push: false })). Default true.
+   */
+  push?: boolean
   /** pino-compatible logger; the SDK's own logging is routed into it too. Default silent. */
   logger?: Logger
   /** Drives the heartbeat timers; tests pass core's virtualClock(). Default the system clock. */
@@ -35,13 +41,14 @@ export interface ResolvedNacosOptions {
   beatIntervalMs: number
   readyTimeoutMs: number
   client: Record<string, unknown>
+  push: boolean
   logger: Logger
   clock: Clock
 }
 
 /** Every option, checked against the type by the compiler. */
 const KNOWN = {
-  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, logger: true, clock: true
+  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, push: true, logger: true, clock: true
 } satisfies Record<keyof NacosRegistryOptions, true>
 const CLUSTER_NAME = /^[0-9a-zA-Z-]+$/
 const OWNED_BY_ADAPTER = ['serverList', 'namespace']
@@ -71,6 +78,12 @@ function name (option: string, value: unknown, fallback: string, check: (v: stri
   if (typeof value !== 'string' || value.trim() === '') throw new InvalidOptionError(option, `must be a non-empty string, got ${describe(value)}`)
   const problem = check(value)
   if (problem !== null) throw new InvalidOptionError(option, problem)
+  return value
+}
+
+function flag (option: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new InvalidOptionError(option, `must be true or false, got ${describe(value)}`)
   return value
 }
 
@@ -122,6 +135,7 @@ export function resolveOptions (options: NacosRegistryOptions, factory: string):
     beatIntervalMs: duration('beatIntervalMs', options.beatIntervalMs, 5_000),
     readyTimeoutMs: duration('readyTimeoutMs', options.readyTimeoutMs, 10_000),
     client: { ...client },
+    push: flag('push', options.push, true),
     logger,
     clock: options.clock ?? systemClock
   }

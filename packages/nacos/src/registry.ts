@@ -106,7 +106,7 @@ function sdk (s: NacosState): Sdk {
   const { o } = s
   const log = o.logger
   const clientOptions = { ...o.client, logger: o.client.logger ?? sdkLogger(log), namespace: o.namespace, ...(o.serverList === undefined ? {} : { serverList: [...o.serverList] }) }
-  const bridge = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log)
+  const bridge = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log, { push: o.push, servers: o.serverList })
   s.current = {
     bridge,
     cache: new ServiceCache({ bridge, group: o.group, clusters: o.clusters.join(','), logger: log }),
@@ -199,7 +199,8 @@ function describe (s: NacosState): Record<string, unknown> {
     group: o.group,
     cluster: o.cluster,
     clusters: o.clusters,
-    sdk: current === null ? null : { ownBeats: current.bridge.ownBeats, observing: current.bridge.observing },
+    push: o.push,
+    sdk: current === null ? null : { ownBeats: current.bridge.ownBeats, observing: current.bridge.observing, pushes: current.bridge.pushes() ?? null },
     registered: [...s.registered.entries()].map(([key, r]) => ({
       service: r.instance.service, host: r.sdkInstance.ip, port: r.sdkInstance.port, weight: r.sdkInstance.weight, enabled: r.sdkInstance.enabled, beats: current?.heartbeats.describe(key) ?? null
     })),

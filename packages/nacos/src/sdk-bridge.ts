@@ -1,6 +1,7 @@
 import { NacosNamingClient } from 'nacos'
 import { redactedErrorCopy, redactError, redactText, type Logger } from '@lameduck/core'
 import type { NamingClient, NamingClientConstructor, NamingClientInternals, NamingClientOptions, ServiceInfoData } from './sdk-types.ts'
+import { closeReceiver, guardPushes, type PushCounts } from './push-guard.ts'
 
 // Owns the real nacos naming client and the hooks that work around its traps.
 // All hooks are instance-level (never prototypes), so other clients in the
@@ -21,21 +22,34 @@ export interface SdkBridge {
   sendBeat(groupedService: string, beat: Record<string, unknown>): Promise<BeatAnswer>
   onServiceInfo(listener: (data: ServiceInfoData, source: UpdateSource) => void): void
   udpPort(): number | undefined
+  /** Counts of the UDP push guard (undefined when the SDK's receiver could not be guarded). */
+  pushes(): PushCounts | undefined
   close(): Promise<void>
+}
+
+export interface BridgeSettings {
+  /** false: no UDP push receiver, polls say udpPort=0 (the server keeps no UDP subscriber). */
+  push: boolean
+  /** The configured servers (host:port), whose addresses alone may push; undefined: the endpoint's list. */
+  servers: readonly string[] | undefined
 }
 
 const BEAT_API = '/nacos/v1/ns/instance/beat'
 
 type Listener = (data: ServiceInfoData, source: UpdateSource) => void
 
-export function createSdkBridge (options: NamingClientOptions, logger: Logger): SdkBridge {
+export function createSdkBridge (options: NamingClientOptions, logger: Logger, settings: BridgeSettings): SdkBridge {
   const Client = NacosNamingClient as unknown as NamingClientConstructor
   const client = new Client(options)
   const internals = client as unknown as NamingClientInternals
   redactRequests(internals)
   const reqAPI = takeOverBeats(internals, logger)
   const listeners: Listener[] = []
-  const observing = observeServiceInfo(internals, listeners, logger)
+  const servers = (): readonly string[] => settings.servers ?? internals._serverProxy?.serversFromEndpoint ?? []
+  const guard = guardPushes(internals, servers, settings.push, logger)
+  const observing = observeServiceInfo(internals, listeners, logger, settings.push)
+  // Push off: the receiver must bind before the client is ready (the SDK waits for it); close it right after.
+  const started = settings.push ? client.ready() : client.ready().then(() => closeReceiver(internals))
   routeErrors(client, internals, logger)
   const hostReactor = internals._hostReactor
   const proxy = internals._serverProxy
@@ -44,10 +58,11 @@ export function createSdkBridge (options: NamingClientOptions, logger: Logger): 
     client,
     ownBeats: reqAPI !== undefined,
     observing,
-    ready: () => client.ready(),
+    ready: () => started,
     sendBeat: (groupedService, beat) => sendBeat(reqAPI!, groupedService, beat),
     onServiceInfo (listener) { listeners.push(listener) },
-    udpPort: () => hostReactor?._pushReceiver?.udpPort,
+    udpPort: () => settings.push ? hostReactor?._pushReceiver?.udpPort : 0,
+    pushes: () => guard?.counts === undefined ? undefined : { ...guard.counts },
     close () {
       closing ??= (async () => {
         listeners.length = 0
@@ -115,7 +130,7 @@ async function sendBeat (reqAPI: ReqAPI, groupedService: string, beat: Record<st
 // discards them) — those pass through queryList. Seeing both lets discovery
 // apply empty host lists, which the SDK drops (the last instance never goes away).
 // True when both are hooked.
-function observeServiceInfo (internals: NamingClientInternals, listeners: Listener[], logger: Logger): boolean {
+function observeServiceInfo (internals: NamingClientInternals, listeners: Listener[], logger: Logger, push: boolean): boolean {
   const deliver = (json: string, source: UpdateSource): void => {
     let data: unknown
     try { data = JSON.parse(json) } catch { return }
@@ -134,7 +149,8 @@ function observeServiceInfo (internals: NamingClientInternals, listeners: Listen
   const queryList = proxy.queryList.bind(proxy)
   let lastPollBody: string | undefined
   proxy.queryList = async (serviceName, clusters, udpPort, healthyOnly) => {
-    const body = await queryList(serviceName, clusters, udpPort, healthyOnly)
+    // udpPort=0: the server adds no UDP subscriber (push off).
+    const body = await queryList(serviceName, clusters, push ? udpPort : 0, healthyOnly)
     if (typeof body === 'string' && body !== '') {
       deliver(body, 'poll')
       lastPollBody = body

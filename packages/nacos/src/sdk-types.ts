@@ -90,6 +90,8 @@ export interface NamingClientInternals {
     _reqAPI?: (api: string, params: Record<string, string>, method: string) => Promise<string>
     queryList?: (serviceName: string, clusters: string, udpPort: number, healthyOnly: boolean) => Promise<string>
     close?: () => Promise<void>
+    /** Servers the address server (endpoint mode) named. */
+    serversFromEndpoint?: string[]
   }
   _hostReactor?: {
     processServiceJSON?: (json: string) => unknown
