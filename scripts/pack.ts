@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, globSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { commandOf, specOf } from './install-story.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -89,9 +90,12 @@ if (import.meta.main) {
   const out = resolve(at === -1 ? join(ROOT, 'dist-packages') : process.argv[at + 1]!)
   try {
     const packed = pack(out)
-    // A package's @lameduck dependencies go in the same command: npm would look them up on the registry otherwise.
-    console.log(`\n${packed.length} tarballs in ${out}. To install a package into your project, with what it needs:`)
-    for (const p of packed) console.log(`\n  # ${p.name}\n  npm install ${p.needs.join(' ')}`)
+    // A package's @lameduck dependencies go in the same command (npm would look them up on the registry
+    // otherwise): the commands of the READMEs' install blocks, from the same graph (scripts/install-story.ts).
+    const workspaces = publicWorkspaces()
+    console.log(`\n${packed.length} tarballs in ${out}. To install a package into your project, with what it needs:\n\n  T=${out}`)
+    for (const p of packed) console.log(`\n  # ${p.name}\n  ${commandOf(specOf(p.name), workspaces).replaceAll('\n', '\n  ')}`)
+    console.log('\nThe devkit goes in first; a runtime package\'s --save-prod then keeps what the service needs in dependencies.')
   } catch (err) {
     console.error(`pack: ${(err as Error).message}`)
     process.exitCode = 1

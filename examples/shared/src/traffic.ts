@@ -42,6 +42,14 @@ function describeError (err: unknown): string {
   return e.reason ? `${code} (${e.reason})` : code
 }
 
+/** Throws unless the answer is a 2xx (a 404 from a route that is not there is as lost as a 503) whose body passes `check`. */
+async function checkAnswer (instance: string, status: number, body: { dump(): Promise<void>, text(): Promise<string> }, check?: (body: string) => string | undefined): Promise<void> {
+  if (check === undefined) await body.dump()
+  const wrong = check === undefined ? undefined : check(await body.text())
+  if (status < 200 || status >= 300) throw Object.assign(new Error(`${instance} answered ${status}`), { code: `HTTP_${status}` })
+  if (wrong !== undefined) throw Object.assign(new Error(`${instance} answered ${wrong}`), { code: 'BODY' })
+}
+
 export function startTraffic (o: TrafficOptions): { stats: TrafficStats, stop(): Promise<TrafficStats> } {
   const stats: TrafficStats = { ok: 0, failed: 0, errors: [], byInstance: new Map(), leaving: new Map(), lastAt: new Map() }
   let period = newPeriod()
@@ -50,13 +58,9 @@ export function startTraffic (o: TrafficOptions): { stats: TrafficStats, stop():
   async function one (): Promise<void> {
     try {
       const res = await request(typeof o.url === 'string' ? o.url : o.url(), { dispatcher: o.dispatcher, headersTimeout: 10_000, bodyTimeout: 10_000 })
-      const body = o.checkBody === undefined ? await res.body.dump() : await res.body.text()
       const instance = String(res.headers['x-instance'] ?? '?')
       const state = res.headers['x-lameduck-state']
-      // Any answer but a 2xx is a failure: a 404 from a route that is not there is as lost as a 503.
-      if (res.statusCode < 200 || res.statusCode >= 300) throw Object.assign(new Error(`${instance} answered ${res.statusCode}`), { code: `HTTP_${res.statusCode}` })
-      const wrong = typeof body === 'string' ? o.checkBody?.(body) : undefined
-      if (wrong !== undefined) throw Object.assign(new Error(`${instance} answered ${wrong}`), { code: 'BODY' })
+      await checkAnswer(instance, res.statusCode, res.body, o.checkBody)
       stats.ok++
       period.ok++
       stats.byInstance.set(instance, (stats.byInstance.get(instance) ?? 0) + 1)
