@@ -169,12 +169,13 @@ export class Engine {
     // Named parameters, and `call` on the per-request events ('request', and 'stream' with its
     // four arguments): no `arguments` object per request.
     function lameduckEmit (this: Server, event: string | symbol, a?: any, b?: any, c?: any, d?: any): boolean {
-      if (event === 'request') {
+      // 'checkContinue' and 'checkExpectation' carry the request instead of 'request' when the app listens for them.
+      if (event === 'request' || event === 'checkContinue' || event === 'checkExpectation') {
         if (scrape(a, b)) return true
         const verdict = requests.onRequest(a, b)
         if (verdict === ANSWERED) return true
         // Not a microtask: Node runs those between the requests of one read.
-        if (verdict === DEFER) { setImmediate(() => { emit.call(server, 'request', a, b) }); return true }
+        if (verdict === DEFER) { setImmediate(() => { emit.call(server, event, a, b) }); return true }
         return emit.call(this, event, a, b)
       }
       if (event === 'stream') {

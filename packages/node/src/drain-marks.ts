@@ -46,15 +46,32 @@ export function markStream (stream: ServerHttp2Stream, state: string): void {
  * no stream is refused, not even one already on the wire. A session the client
  * leaves open is closed by the idle sweep.
  *
- * A session younger than MIN_SESSION_AGE_MS gets it with a later response: a
- * client that replays requests from a session told to go onto a new one (undici,
- * gRPC) may not have sent them all yet, and after a notice it would not send them
- * (undici replays such a request only once).
+ * A session younger than MIN_SESSION_AGE_MS gets it just before the response
+ * ends instead, if old enough by then: a client that replays requests from a
+ * session told to go onto a new one (undici, gRPC) may not have sent them all
+ * yet, and after a notice it would not send them (undici replays such a request
+ * only once). The notice must precede the end on the wire: one that follows it
+ * meets a client already sending its next request on the session.
  */
-export function goAway (session: Connection): void {
+export function goAway (session: Connection, response?: Endable): void {
   const s = session as Http2Session & { [kGoingAway]?: boolean, [kOpenedAt]?: number }
   if (s[kGoingAway] === true || s.closed || s.destroyed) return
-  if (Date.now() - (s[kOpenedAt] ?? 0) < MIN_SESSION_AGE_MS) return
+  if (Date.now() - (s[kOpenedAt] ?? 0) < MIN_SESSION_AGE_MS) {
+    if (response !== undefined) goAwayAtEnd(session, response)
+    return
+  }
   s[kGoingAway] = true
   s.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
+}
+
+/** What ends a response: the compat response, or a raw stream. */
+interface Endable { end: (...args: any[]) => unknown }
+
+function goAwayAtEnd (session: Connection, response: Endable): void {
+  const end = response.end
+  response.end = function lameduckEnd (this: Endable, ...args: unknown[]) {
+    response.end = end
+    goAway(session)
+    return end.apply(this, args)
+  }
 }

@@ -1,24 +1,30 @@
 /**
  * The requests in flight: each with its start time (for the log that names what
- * a bound cut) and the connection it travels on (an HTTP/2 stream forgets its
- * session once closed, and the response's end must still find it).
+ * a bound cut), what carries its response and the connection it travels on (an
+ * HTTP/2 stream forgets its session once closed, and the response's end must
+ * still find it), and the connection's request stamp when it was read (so the
+ * drain can tell the last request read on a connection).
  *
  * A slot table, not a Map keyed by request: a Map's churn (an entry per request,
  * rehashed as deleted entries pile up) cost about 1.5 µs per request in allocation
- * and GC on a hello-world server; a slot reused from a free list is three array writes.
+ * and GC on a hello-world server; a slot reused from a free list is a few array writes.
  */
-export class OpenRequests<R extends object, C extends object> {
+export class OpenRequests<R extends object, K extends object, C extends object> {
   readonly #requests: Array<R | undefined> = []
+  readonly #carriers: Array<K | undefined> = []
   readonly #connections: Array<C | undefined> = []
   readonly #startedAt: number[] = []
+  readonly #stamps: number[] = []
   readonly #free: number[] = []
 
   /** Records a request; returns its slot, for end(). */
-  start (request: R, connection: C, at: number): number {
+  start (request: R, carrier: K, connection: C, at: number, stamp: number): number {
     const slot = this.#free.length > 0 ? this.#free.pop()! : this.#requests.length
     this.#requests[slot] = request
+    this.#carriers[slot] = carrier
     this.#connections[slot] = connection
     this.#startedAt[slot] = at
+    this.#stamps[slot] = stamp
     return slot
   }
 
@@ -27,6 +33,7 @@ export class OpenRequests<R extends object, C extends object> {
     const c = this.#connections[slot]
     if (c === undefined) return undefined
     this.#requests[slot] = undefined
+    this.#carriers[slot] = undefined
     this.#connections[slot] = undefined
     this.#free.push(slot)
     return c
@@ -40,5 +47,13 @@ export class OpenRequests<R extends object, C extends object> {
       if (r !== undefined) out.push([r, this.#startedAt[i]!])
     }
     return out.sort((a, b) => a[1] - b[1])
+  }
+
+  /** Calls `fn` for each open request (in no particular order). */
+  forEach (fn: (request: R, carrier: K, connection: C, stamp: number) => void): void {
+    for (let i = 0; i < this.#requests.length; i++) {
+      const r = this.#requests[i]
+      if (r !== undefined) fn(r, this.#carriers[i]!, this.#connections[i]!, this.#stamps[i]!)
+    }
   }
 }

@@ -83,7 +83,7 @@ function headerId (headers: IncomingHttpHeaders): string | undefined {
  */
 export class RequestHook {
   #marking: string | null = null
-  readonly #open = new OpenRequests<OpenRequest, Connection>()
+  readonly #open = new OpenRequests<OpenRequest, Carrier, Connection>()
   readonly #ctx: RequestHookContext
   readonly #probePaths: { ready: string, live: string } | null
   readonly #tracker: ConsumerTracker | undefined
@@ -109,8 +109,16 @@ export class RequestHook {
     }
   }
 
-  /** The state to announce on responses (draining, offline, ...), or null while serving. */
-  mark (state: string | null): void { this.#marking = state }
+  /**
+   * The state to announce on responses (draining, offline, ...), or null while
+   * serving. Requests that arrived before the drain and have not answered yet
+   * get the mark too: their responses are the ones a consumer reads next.
+   */
+  mark (state: string | null): void {
+    const was = this.#marking
+    this.#marking = state
+    if (state !== null && was === null) this.#open.forEach((request, carrier, c, stamp) => { markOpen(request, carrier, c, stamp, state) })
+  }
 
   /** Requests in flight now with their start time, for logs that name what a bound cut. */
   inflightRequests (): Array<[OpenRequest, number]> { return this.#open.list() }
@@ -121,7 +129,7 @@ export class RequestHook {
     const marking = this.#marking
     if (marking !== null) {
       res.setHeader(STATE_HEADER, marking)
-      if (req.httpVersionMajor === 2) goAway(c); else closeAfter(res, c)
+      if (req.httpVersionMajor === 2) goAway(c, res); else closeAfter(res, c)
     }
     const url = req.url ?? ''
     if (this.#tracks(url)) this.#seen(consumerId(req), marking, at)
@@ -138,7 +146,7 @@ export class RequestHook {
     const marking = this.#marking
     if (marking !== null) {
       markStream(stream, marking)
-      goAway(c)
+      goAway(c, stream)
     }
     const url = headers[':path'] ?? ''
     if (this.#tracks(url)) this.#seen(headerId(headers), marking, at)
@@ -152,9 +160,10 @@ export class RequestHook {
     const { inflight } = this.#ctx
     const at = coarseNow()
     inflight.start()
-    carrier[kSlot] = this.#open.start(request, c, at)
+    const stamp = inflight.total
+    carrier[kSlot] = this.#open.start(request, carrier, c, at, stamp)
     c[kBusy] = (c[kBusy] ?? 0) + 1
-    c[kUsed] = inflight.total
+    c[kUsed] = stamp
     carrier.on('close', this.#end)
     return at
   }
@@ -181,4 +190,23 @@ export class RequestHook {
     const path = q === -1 ? url : url.slice(0, q)
     return path === paths.ready ? 'ready' : path === paths.live ? 'live' : null
   }
+}
+
+/**
+ * The drain mark for a request read before the drain began, if its head is not
+ * written yet: the state header, and `connection: close` on HTTP/1 when it is
+ * the last request read on its socket (an earlier pipelined one must leave the
+ * socket open for it) or a GOAWAY on HTTP/2.
+ */
+function markOpen (request: OpenRequest, carrier: Carrier, c: Connection, stamp: number, state: string): void {
+  if (!isRequest(request)) {
+    const stream = carrier as ServerHttp2Stream
+    if (!stream.headersSent) markStream(stream, state)
+    goAway(c, stream)
+    return
+  }
+  const res = carrier as Res
+  if (res.headersSent) return
+  res.setHeader(STATE_HEADER, state)
+  if (request.httpVersionMajor === 2) goAway(c, res); else if (c[kUsed] === stamp) closeAfter(res, c)
 }

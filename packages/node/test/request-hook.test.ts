@@ -63,17 +63,20 @@ test('the consumer tracker never gets a stamp earlier than the request: a consum
   }
 })
 
-test('OpenRequests: slots are reused, an end is counted once, list() is oldest first', () => {
-  const open = new OpenRequests<{ id: string }, { c: number }>()
+test('OpenRequests: slots are reused, an end is counted once, list() is oldest first, forEach() sees carrier and stamp', () => {
+  const open = new OpenRequests<{ id: string }, { k: string }, { c: number }>()
   const conn = { c: 1 }
-  const a = open.start({ id: 'a' }, conn, 30)
-  const b = open.start({ id: 'b' }, conn, 10)
+  const a = open.start({ id: 'a' }, { k: 'ra' }, conn, 30, 1)
+  const b = open.start({ id: 'b' }, { k: 'rb' }, conn, 10, 2)
   assert.deepEqual(open.list().map(([r, at]) => [r.id, at]), [['b', 10], ['a', 30]])
   assert.equal(open.end(a), conn)
   assert.equal(open.end(a), undefined, 'a second end of the same slot is a no-op')
-  const c = open.start({ id: 'c' }, conn, 40)
+  const c = open.start({ id: 'c' }, { k: 'rc' }, conn, 40, 3)
   assert.equal(c, a, 'the freed slot is reused')
   assert.deepEqual(open.list().map(([r]) => r.id), ['b', 'c'])
+  const seen: string[] = []
+  open.forEach((r, k, conn2, stamp) => { seen.push(`${r.id}:${k.k}:${conn2.c}:${stamp}`) })
+  assert.deepEqual(seen.sort(), ['b:rb:1:2', 'c:rc:1:3'])
   open.end(b); open.end(c)
   assert.deepEqual(open.list(), [])
 })
