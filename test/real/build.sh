@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the real-server jars once (test/real/pom.xml: eureka-server, eureka-consumer).
+# Builds the real-server jars once (test/real/pom.xml: eureka-server, eureka-consumer, nacos2-server,
+# nacos3-server, nacos-consumer).
 # Skips Maven when every jar is newer than every source file and pom; the Maven cache
 # (~/.m2) makes a rebuild fast. Exits non-zero, saying why, when java or mvn is missing.
 set -euo pipefail
@@ -10,7 +11,7 @@ for tool in java mvn; do
     exit 3
   fi
 done
-modules=(eureka-server eureka-consumer)
+modules=(eureka-server eureka-consumer nacos2-server nacos3-server nacos-consumer)
 stale=0
 for m in "${modules[@]}"; do
   jar="$m/target/$m.jar"

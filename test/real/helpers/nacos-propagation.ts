@@ -32,7 +32,7 @@ async function provider (): Promise<{ server: Server, port: number }> {
 
 export async function measureNacosPropagation (options: { push: boolean, drains: number, cacheMillis?: number }): Promise<PropagationRun> {
   const cacheMillis = options.cacheMillis ?? 1_000
-  const target = await startTarget('real', { push: options.push, cacheMillis })
+  const target = await startTarget('2.3.1', { cacheMillis })
   const providers = await Promise.all([provider(), provider()])
   const [leaving, staying] = providers.map((p) => p.port) as [number, number]
   const registered = new Set<number>()

@@ -1,25 +1,30 @@
-// The two Nacos servers the conformance and propagation suites run against:
-// the devkit stand-in and the real server (Nacos 0.8.0, see nacos-server.ts),
-// behind one small face: the serverList the SDK takes and raw v1 calls.
+// The Nacos servers the conformance and propagation suites run against: the devkit stand-in and
+// the real Nacos 2.3.1 and 3.1.0 servers (nacos-modern.ts), behind one small face: the serverList
+// the SDK takes, raw v1 naming calls, and the runtime switches.
 import { NacosNamingClient } from 'nacos'
 import { startNacos } from '@lameduck/devkit'
-import { startRealNacos } from './nacos-server.ts'
+import { setSwitch, startModernNacos, type ModernNacos, type NacosVersion } from './nacos-modern.ts'
 
-export type TargetName = 'stand-in' | 'real'
+export type TargetName = 'stand-in' | NacosVersion
+export const TARGETS: TargetName[] = ['stand-in', '2.3.1', '3.1.0']
 
 export interface NacosTarget {
   name: TargetName
   serverList: string
   /** A v1 naming call (/nacos/v1/ns + path), params in the query string as the Node SDK sends them. */
   call: (method: string, path: string, params?: Record<string, string | number | boolean>) => Promise<{ status: number, text: string }>
+  /** The real server, for its own API (undefined on the stand-in). */
+  real?: ModernNacos
   close: () => Promise<void>
 }
 
 export interface TargetSettings {
-  /** The poll period the server hands clients (stand-in option; real: the defaultCacheMillis switch, min 1000). */
+  /** The poll period handed to clients (stand-in option; real: the defaultPushCacheMillis switch, which 2.x/3.x list answers carry). */
   cacheMillis?: number
-  /** false: the server pushes nothing (stand-in option; real: the pushVersion switch above every client's version). */
-  push?: boolean
+  /** Change → push task (stand-in option; real: nacos.naming.push.pushTaskDelay). Default 500 on both. */
+  pushDelayMs?: number
+  /** Extra properties for the real servers. */
+  properties?: Record<string, string | number | boolean>
 }
 
 async function v1 (serverList: string, method: string, path: string, params: Record<string, string | number | boolean> = {}): Promise<{ status: number, text: string }> {
@@ -30,17 +35,18 @@ async function v1 (serverList: string, method: string, path: string, params: Rec
 
 export async function startTarget (name: TargetName, settings: TargetSettings = {}): Promise<NacosTarget> {
   if (name === 'stand-in') {
-    const server = await startNacos({ port: 0, ...settings })
+    const server = await startNacos({ port: 0, ...(settings.cacheMillis === undefined ? {} : { cacheMillis: settings.cacheMillis }), ...(settings.pushDelayMs === undefined ? {} : { pushDelayMs: settings.pushDelayMs }) })
     return { name, serverList: server.serverList, call: (m, p, q) => v1(server.serverList, m, p, q), close: () => server.close() }
   }
-  const server = await startRealNacos()
-  // 0.8.0 in standalone mode starts with client-beat checks off (healthCheckEnabled false): silent
-  // instances would never expire. Every cluster runs with them on; so do these tests.
-  await server.updateSwitch('check', { enabled: 'true' })
-  if (settings.cacheMillis !== undefined) await server.updateSwitch('defaultCacheMillis', { millis: settings.cacheMillis })
-  // 0.8.0 adds a push target only for clients whose version reaches pushJavaVersion (the SDK says v1.0.0).
-  if (settings.push === false) await server.updateSwitch('pushVersion', { type: 'java', version: '99.0.0' })
-  return { name, serverList: server.serverList, call: (m, p, q) => v1(server.serverList, m, p, q), close: () => server.close() }
+  const properties = { ...settings.properties, ...(settings.pushDelayMs === undefined ? {} : { 'nacos.naming.push.pushTaskDelay': settings.pushDelayMs }) }
+  const server = await startModernNacos(name, { properties })
+  try {
+    if (settings.cacheMillis !== undefined) await setSwitch(server, 'defaultPushCacheMillis', settings.cacheMillis)
+  } catch (err) {
+    await server.close()
+    throw err
+  }
+  return { name, serverList: server.serverList, real: server, call: (m, p, q) => v1(server.serverList, m, p, q), close: () => server.close() }
 }
 
 const quiet = { debug () {}, info () {}, warn () {}, error () {}, log () {} }
@@ -52,15 +58,13 @@ export async function sdkClient (target: NacosTarget): Promise<any> {
   return client
 }
 
-/** Hosts of a raw /instance/list answer (empty when the service is unknown: the real 0.8.0 answers 404 then). */
+/** Hosts of a raw /instance/list answer. */
 export async function listHosts (target: NacosTarget, serviceName: string): Promise<any[]> {
   const answer = await target.call('GET', '/instance/list', { serviceName })
-  if (answer.status === 404) return []
   if (answer.status !== 200) throw new Error(`list ${serviceName}: ${answer.status} ${answer.text}`)
   return (JSON.parse(answer.text) as { hosts: any[] }).hosts
 }
 
-/** Healthy as a client reads it: 2.x hosts say `healthy`, 0.8.0 hosts say `valid` (the SDK maps one to the other). */
-export function isHealthy (host: { healthy?: boolean, valid?: boolean }): boolean {
-  return host.healthy ?? host.valid ?? true
+export function isHealthy (host: { healthy?: boolean }): boolean {
+  return host.healthy ?? true
 }
