@@ -41,11 +41,17 @@ function row (c: DemoCell): string[] {
 
 const HEAD = ['consumer', 'providers', 'failed: median (min–max)', 'failed %', 'failures (median)', 'requests', 'SIGKILLed (all runs)', 'rollout time', 'event-loop lag p99 (max)']
 
+/** The terminal's table, under 100 columns: short labels, and each cell's failure kinds on a line below. */
 export function cellsTable (cells: DemoCell[]): string {
-  const rows = [HEAD, ...cells.map(row)].map((r) => r.map((s) => s.replaceAll('`', '')))
-  const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  const line = (r: string[]): string => r.map((s, i) => i < 2 ? s.padEnd(widths[i]!) : s.padStart(widths[i]!)).join('  │  ')
-  return [line(rows[0]!), widths.map((w) => '─'.repeat(w)).join('──┼──'), ...rows.slice(1).map(line)].join('\n')
+  const head = ['consumer', 'providers', 'failed (min–max)', 'failed %', 'requests', 'SIGKILLed', 'rollout', 'lag p99']
+  const rows = [head, ...cells.map((c) => {
+    const r = row(c)
+    return [c.consumer, c.mode, r[2]!, r[3]!, r[5]!, r[6]!, r[7]!, r[8]!]
+  })]
+  const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  const line = (r: string[]): string => r.map((s, i) => i < 2 ? s.padEnd(widths[i]!) : s.padStart(widths[i]!)).join(' │ ')
+  const kinds = cells.map((c) => `${c.consumer} × ${c.mode}: ${row(c)[4]}`)
+  return [line(rows[0]!), widths.map((w) => '─'.repeat(w)).join('─┼─'), ...rows.slice(1).map(line), '', 'failures (median):', ...kinds.map((k) => `  ${k}`)].join('\n')
 }
 
 export function cellsMarkdown (cells: DemoCell[], run: { registry: string, rps: number }): string {

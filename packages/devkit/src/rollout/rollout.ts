@@ -49,6 +49,13 @@ function preStopFor (o: ResolvedRollout): string[] | null {
   return [process.execPath, ...execArgv, cliBin(), 'prestop', '--admin', '{admin}']
 }
 
+/** A preStop as the log shows it: the CLI as `lameduck` (not node and the path of its sources), the pod's admin URL filled in. */
+export function shownPreStop (preStop: string[], admin: string | null): string {
+  const cli = [process.execPath, ...execArgv, cliBin()]
+  const words = cli.every((w, i) => preStop[i] === w) ? ['lameduck', ...preStop.slice(cli.length)] : preStop
+  return words.map((w) => w.replaceAll('{admin}', admin ?? '(not listening)')).join(' ')
+}
+
 /** The lab's options, plus an externally supplied traffic path (e.g. a real registry server and a Java consumer, in test/real). */
 export interface RolloutRun extends RolloutOptions {
   /** Builds the traffic path instead of `registry`; the path may bring its own load source. */
@@ -179,7 +186,7 @@ function deploymentFor (o: ResolvedRollout, path: TrafficPath, makePod: (version
       return pod
     },
     terminate: (pod) => {
-      o.log(`pod ${pod.id} deleted: ${preStop === null ? 'no preStop' : `preStop ${preStop.join(' ')}`}, grace ${graceMs} ms`)
+      o.log(`pod ${pod.id} deleted: ${preStop === null ? 'no preStop' : `preStop ${shownPreStop(preStop, pod.admin)}`}, grace ${graceMs} ms`)
       return pod.terminate({ preStop, gracePeriodMs: graceMs }).then((r) => {
         o.log(`pod ${pod.id} exited ${r.killed ? 'SIGKILLed at the grace period' : `with ${r.exitCode ?? r.signal}`} ${r.exitedAt - r.deletedAt} ms after deletion`)
         return r
