@@ -3,6 +3,7 @@ import { Server as TlsServer, type TLSSocket } from 'node:tls'
 import type { Http2Session } from 'node:http2'
 import { IdleSweeper, initTracked, kBusy, type Tracked } from './idle-sweeper.ts'
 import { idleCloseMs } from './keep-alive.ts'
+import { receivingSockets } from './receiving.ts'
 
 export type Connection = (Socket | Http2Session) & Tracked
 
@@ -47,8 +48,10 @@ export class Connections {
     this.#leaving = leaving
     // A GOAWAY tells an HTTP/2 client before it sends: two idle sweeps are enough. An HTTP/1
     // client learns only from the close itself, so its connection waits out the advertised timeout.
-    const sweeper: IdleSweeper<Connection> = new IdleSweeper(this.open, closeGracefully, 500, undefined, (c) =>
-      isSession(c) ? 0 : Math.ceil(idleCloseMs(server) / sweeper.intervalMs) + 1)
+    const sweeper: IdleSweeper<Connection> = new IdleSweeper(this.open, closeGracefully, {
+      idleSweeps: (c) => isSession(c) ? 0 : Math.ceil(idleCloseMs(server) / sweeper.intervalMs) + 1,
+      receiving: () => receivingSockets(server)
+    })
     this.sweeper = sweeper
     const h2 = isHttp2Server(server)
     if (h2) this.#listen('session', (session: Http2Session) => { this.#track(Object.assign(session, { [kSession]: true, [kOpenedAt]: Date.now() })) })
@@ -73,14 +76,16 @@ export class Connections {
 
   /** HTTP/1 connections with nothing in flight: closing them can race a request the client sends on one. */
   idleKeepAlive (): number {
+    const receiving = receivingSockets(this.#server)
     let n = 0
-    for (const c of this.open) if (!isSession(c) && (c[kBusy] ?? 0) === 0) n++
+    for (const c of this.open) if (!isSession(c) && (c[kBusy] ?? 0) === 0 && !receiving.has(c)) n++
     return n
   }
 
-  /** Closes every connection with nothing in flight (gracefully: GOAWAY on HTTP/2). */
+  /** Closes every connection with nothing in flight or on its way in (gracefully: GOAWAY on HTTP/2). */
   closeIdle (): void {
-    for (const c of this.open) if ((c[kBusy] ?? 0) === 0) closeGracefully(c)
+    const receiving = receivingSockets(this.#server)
+    for (const c of this.open) if ((c[kBusy] ?? 0) === 0 && !receiving.has(c)) closeGracefully(c)
   }
 
   /** Destroys everything: the forced end of a shutdown. */

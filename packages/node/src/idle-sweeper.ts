@@ -29,6 +29,19 @@ export function initTracked (c: Tracked): void {
   c[kIdleSweeps] = 0
 }
 
+const NONE: ReadonlySet<object> = new Set()
+
+export interface SweeperOptions<T> {
+  /** ms between sweeps (500). */
+  intervalMs?: number
+  /** A monotonic clock in ms (performance.now). */
+  now?: () => number
+  /** How many idle sweeps in a row close this connection (at least IDLE_SWEEPS). */
+  idleSweeps?: (connection: T) => number
+  /** Connections receiving a request not parsed yet: not idle, whatever their counters say. */
+  receiving?: () => ReadonlySet<object>
+}
+
 /** A sweep this late (× the interval) ran after a stalled event loop: it does not count as idle time. */
 const LATE_FACTOR = 1.5
 
@@ -58,14 +71,15 @@ export class IdleSweeper<T extends Tracked> {
   late = 0
 
   readonly #idleSweeps: (connection: T) => number
+  readonly #receiving: () => ReadonlySet<object>
 
-  /** `idleSweeps`: how many idle sweeps in a row close this connection (at least IDLE_SWEEPS). */
-  constructor (connections: Set<T>, close: (connection: T) => void, intervalMs = 500, now: () => number = performance.now.bind(performance), idleSweeps: (connection: T) => number = () => IDLE_SWEEPS) {
+  constructor (connections: Set<T>, close: (connection: T) => void, options: SweeperOptions<T> = {}) {
     this.#connections = connections
     this.#close = close
-    this.#intervalMs = intervalMs
-    this.#now = now
-    this.#idleSweeps = idleSweeps
+    this.#intervalMs = options.intervalMs ?? 500
+    this.#now = options.now ?? performance.now.bind(performance)
+    this.#idleSweeps = options.idleSweeps ?? (() => IDLE_SWEEPS)
+    this.#receiving = options.receiving ?? (() => NONE)
   }
 
   get intervalMs (): number { return this.#intervalMs }
@@ -92,9 +106,10 @@ export class IdleSweeper<T extends Tracked> {
       this.late++
       return
     }
+    const receiving = this.#receiving()
     for (const connection of this.#connections) {
       const used = connection[kUsed] ?? 0
-      if (idle(connection, used)) {
+      if (idle(connection, used) && !receiving.has(connection)) {
         connection[kIdleSweeps] = (connection[kIdleSweeps] ?? 0) + 1
         if (connection[kIdleSweeps] >= Math.max(IDLE_SWEEPS, this.#idleSweeps(connection))) setImmediate(() => this.#closeIfStillIdle(connection, used))
         continue
@@ -105,7 +120,7 @@ export class IdleSweeper<T extends Tracked> {
   }
 
   #closeIfStillIdle (connection: T, used: number): void {
-    if (!this.#connections.has(connection) || !idle(connection, used)) return
+    if (!this.#connections.has(connection) || !idle(connection, used) || this.#receiving().has(connection)) return
     this.closed++
     this.#close(connection)
   }

@@ -9,7 +9,7 @@ function rig () {
   let now = 0
   const conn: Tracked = { [kBusy]: 0, [kUsed]: 0 }
   const closed: Tracked[] = []
-  const sweeper = new IdleSweeper(new Set([conn]), (c) => closed.push(c), 500, () => now)
+  const sweeper = new IdleSweeper(new Set([conn]), (c) => closed.push(c), { now: () => now })
   return { conn, closed, sweeper, at (ms: number) { now = ms } }
 }
 
@@ -53,7 +53,7 @@ test('a connection the caller asks more idle sweeps for stays open until it had 
   let now = 0
   const conn: Tracked = { [kBusy]: 0, [kUsed]: 0 }
   const closed: Tracked[] = []
-  const sweeper = new IdleSweeper(new Set([conn]), (c) => closed.push(c), 500, () => now, () => 4)
+  const sweeper = new IdleSweeper(new Set([conn]), (c) => closed.push(c), { now: () => now, idleSweeps: () => 4 })
   sweeper.sweep() // stamps
   for (let i = 1; i <= 3; i++) { now = i * 500; sweeper.sweep() }
   await immediate()
