@@ -15,6 +15,7 @@ export function show (value: unknown): string {
   if (value instanceof URL) return `'${redactUrl(value)}'`
   if (Array.isArray(value)) return 'an array'
   if (typeof value === 'object') return 'an object'
+  if (value === undefined) return 'undefined'
   return `${typeof value} ${String(value)}`
 }
 
@@ -132,15 +133,17 @@ export function backoff (option: string, value: unknown, defaults: BackoffOption
 
 /**
  * Rejects keys that `known` does not list, with a "did you mean" hint. Declare
- * `known` as `{ a: true, b: true } satisfies Record<keyof Options, true>` so the
- * compiler keeps it in step with the option type.
+ * `known` as `{ a: true, b: true } satisfies Record<keyof Options, true | 'deprecated'>`
+ * so the compiler keeps it in step with the option type. A `'deprecated'` key is
+ * accepted but never suggested or listed: a typo should lead to the current name.
  */
-export function checkKeys (where: string, options: object, known: Readonly<Record<string, true>>, hint = ''): void {
+export function checkKeys (where: string, options: object, known: Readonly<Record<string, true | 'deprecated'>>, hint = ''): void {
   for (const key of Object.keys(options)) {
     if (Object.hasOwn(known, key)) continue
-    const guess = closest(key, Object.keys(known))
+    const current = Object.keys(known).filter((k) => known[k] === true)
+    const guess = closest(key, current)
     const option = where === '' ? key : `${where}.${key}`
-    throw new InvalidOptionError(option, `unknown option${guess ? ` (did you mean '${guess}'?)` : ''}; known options are ${Object.keys(known).join(', ')}${hint}`)
+    throw new InvalidOptionError(option, `unknown option${guess ? ` (did you mean '${guess}'?)` : ''}; known options are ${current.join(', ')}${hint}`)
   }
 }
 

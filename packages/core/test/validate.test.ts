@@ -49,7 +49,7 @@ test('every error class: instanceof holds across two copies of the module', asyn
 test('show: redacts credentials, names objects instead of dumping them', () => {
   assert.equal(show('abc'), "'abc'")
   assert.equal(show(null), 'null')
-  assert.equal(show(undefined), 'undefined undefined')
+  assert.equal(show(undefined), 'undefined') // a missing option reads '(got undefined)', not 'undefined undefined'
   assert.equal(show(3), 'number 3')
   assert.equal(show([1]), 'an array')
   assert.equal(show({ a: 1 }), 'an object')
@@ -82,6 +82,10 @@ test('checkKeys: unknown keys rejected with a did-you-mean hint', () => {
   rejects(() => checkKeys('client', { timeoutMS: 1 }, known), /^client\.timeoutMS: unknown option \(did you mean 'timeoutMs'\?\); known options are timeoutMs, retries$/)
   rejects(() => checkKeys('', { zzzzzzzzzz: 1 }, known), /^zzzzzzzzzz: unknown option; known options are/)
   assert.equal(closest('prestp', ['prestop', 'plan']), 'prestop')
+  // A deprecated alias is accepted, but a typo is pointed at the current name, and only current names are listed.
+  const renamed = { warmupMs: true, warmup: 'deprecated', weight: true } as const
+  checkKeys('', { warmup: 1 }, renamed)
+  rejects(() => checkKeys('', { warmp: 1 }, renamed), /^warmp: unknown option \(did you mean 'warmupMs'\?\); known options are warmupMs, weight$/)
 })
 
 test('deprecatedAlias: the old name works and warns, the new name wins, both differing is an error', () => {
