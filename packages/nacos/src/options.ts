@@ -25,6 +25,15 @@ export interface NacosRegistryOptions {
    * every cacheMillis (size the window with nacosWindows({ push: false })). Default true.
    */
   push?: boolean
+  /**
+   * The client protocol. 'v1' (default): the \`nacos\` npm SDK (1.x HTTP API + UDP push), served by
+   * Nacos 1.x–3.1 and refused by 3.2+ by default. 'v3': the 3.x client open API
+   * (/nacos/v3/client/ns/instance), no push: discovery polls every \`pollIntervalMs\`. At startup the
+   * adapter asks each server whether it serves the chosen one and throws NacosProtocolError if not.
+   */
+  transport?: 'v1' | 'v3'
+  /** transport 'v3' only: how often discovery polls the list. Default 10000 (as the v1 cacheMillis). */
+  pollIntervalMs?: number
   /** pino-compatible logger; the SDK's own logging is routed into it too. Default silent. */
   logger?: Logger
   /** Drives the heartbeat timers; tests pass core's virtualClock(). Default the system clock. */
@@ -42,13 +51,15 @@ export interface ResolvedNacosOptions {
   readyTimeoutMs: number
   client: Record<string, unknown>
   push: boolean
+  transport: 'v1' | 'v3'
+  pollIntervalMs: number
   logger: Logger
   clock: Clock
 }
 
 /** Every option, checked against the type by the compiler. */
 const KNOWN = {
-  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, push: true, logger: true, clock: true
+  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, push: true, transport: true, pollIntervalMs: true, logger: true, clock: true
 } satisfies Record<keyof NacosRegistryOptions, true>
 const CLUSTER_NAME = /^[0-9a-zA-Z-]+$/
 const OWNED_BY_ADAPTER = ['serverList', 'namespace']
@@ -125,6 +136,16 @@ export function resolveOptions (options: NacosRegistryOptions, factory: string):
   } else if (weight !== undefined) {
     throw new InvalidOptionError('nacosWeight', `must be a number or a function (weight) => number, got ${describe(weight)}`)
   }
+  const transport = options.transport ?? 'v1'
+  if (transport !== 'v1' && transport !== 'v3') throw new InvalidOptionError('transport', `must be 'v1' (the nacos npm SDK) or 'v3' (the Nacos 3.x client open API), got ${describe(options.transport)}`)
+  if (transport === 'v1' && options.pollIntervalMs !== undefined) throw new InvalidOptionError('pollIntervalMs', "applies to transport: 'v3' only; with 'v1' the server's cacheMillis sets the poll period")
+  if (transport === 'v3') {
+    if (options.serverList === undefined) throw new InvalidOptionError('serverList', "is required with transport: 'v3' (no address-server mode)")
+    for (const key of ['username', 'password', 'accessKey', 'secretKey', 'endpoint']) {
+      if (key in client) throw new InvalidOptionError(`client.${key}`, "is not supported with transport: 'v3' yet (only client.ssl is); use transport: 'v1' on servers with authentication")
+    }
+    if (options.push === true) throw new InvalidOptionError('push', "the 3.x client open API has no push; leave push unset (or false) with transport: 'v3'")
+  }
   return {
     serverList: options.serverList === undefined ? undefined : serverEntries(options.serverList),
     namespace: name('namespace', options.namespace, 'public', (v) => /\s/.test(v) ? `must not contain whitespace, got '${v}'` : null),
@@ -135,7 +156,9 @@ export function resolveOptions (options: NacosRegistryOptions, factory: string):
     beatIntervalMs: duration('beatIntervalMs', options.beatIntervalMs, 5_000),
     readyTimeoutMs: duration('readyTimeoutMs', options.readyTimeoutMs, 10_000),
     client: { ...client },
-    push: flag('push', options.push, true),
+    push: transport === 'v3' ? false : flag('push', options.push, true),
+    transport,
+    pollIntervalMs: duration('pollIntervalMs', options.pollIntervalMs, 10_000),
     logger,
     clock: options.clock ?? systemClock
   }

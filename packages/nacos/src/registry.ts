@@ -9,6 +9,8 @@ import { sdkLogger } from './sdk-logger.ts'
 import type { NamingClient, SdkInstance } from './sdk-types.ts'
 import { ServiceCache } from './service-cache.ts'
 import { keyedQueue, type KeyedQueue } from './keyed-queue.ts'
+import { checkProtocol } from './protocol-check.ts'
+import { createV3Bridge } from './v3-transport.ts'
 
 export interface NacosDiscovery extends Discovery {
   /** Waits until the naming client has started (its UDP push receiver is bound). */
@@ -47,6 +49,8 @@ interface NacosState {
   readonly o: ResolvedNacosOptions
   /** The SDK, created on first use; null until then. */
   current: Sdk | null
+  /** The startup check that the servers serve the transport's client API (once). */
+  protocol: Promise<void> | null
   closing: Promise<void> | null
   lastError: { operation: string, message: string, at: number } | null
   readonly registered: Map<string, Registered>
@@ -54,7 +58,7 @@ interface NacosState {
 }
 
 function createNacos (options: NacosRegistryOptions, factory: string): NacosRegistry {
-  const s: NacosState = { o: resolveOptions(options, factory), current: null, closing: null, lastError: null, registered: new Map(), queue: keyedQueue() }
+  const s: NacosState = { o: resolveOptions(options, factory), current: null, protocol: null, closing: null, lastError: null, registered: new Map(), queue: keyedQueue() }
   const { o } = s
   const assertOpen = (operation: string): void => {
     if (s.closing !== null) throw new RegistryError(operation, 'the Nacos registry is closed')
@@ -85,13 +89,13 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
 
     async ready () {
       assertOpen('ready')
-      await started(o, sdk(s).bridge)
+      await started(s, sdk(s).bridge)
     },
 
     async load (service) {
       assertOpen('load')
       const { bridge, cache } = sdk(s)
-      await started(o, bridge)
+      await started(s, bridge)
       return await cache.ready(service, o.readyTimeoutMs)
     },
 
@@ -105,8 +109,13 @@ function sdk (s: NacosState): Sdk {
   if (s.current !== null) return s.current
   const { o } = s
   const log = o.logger
-  const clientOptions = { ...o.client, logger: o.client.logger ?? sdkLogger(log), namespace: o.namespace, ...(o.serverList === undefined ? {} : { serverList: [...o.serverList] }) }
-  const bridge = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log, { push: o.push, servers: o.serverList })
+  let bridge: SdkBridge
+  if (o.transport === 'v3') {
+    bridge = createV3Bridge({ servers: o.serverList ?? [], namespace: o.namespace, ssl: o.client.ssl === true, pollIntervalMs: o.pollIntervalMs, requestTimeoutMs: o.readyTimeoutMs, logger: log })
+  } else {
+    const clientOptions = { ...o.client, logger: o.client.logger ?? sdkLogger(log), namespace: o.namespace, ...(o.serverList === undefined ? {} : { serverList: [...o.serverList] }) }
+    bridge = createSdkBridge(clientOptions as Parameters<typeof createSdkBridge>[0], log, { push: o.push, servers: o.serverList })
+  }
   s.current = {
     bridge,
     cache: new ServiceCache({ bridge, group: o.group, clusters: o.clusters.join(','), logger: log }),
@@ -115,7 +124,14 @@ function sdk (s: NacosState): Sdk {
   return s.current
 }
 
-async function started (o: ResolvedNacosOptions, bridge: SdkBridge): Promise<void> {
+async function started (s: NacosState, bridge: SdkBridge): Promise<void> {
+  const { o } = s
+  // A server that refuses the transport's API (Nacos 3.2+ and the 1.x API) fails every start the same way: say so once, by name.
+  s.protocol ??= o.serverList === undefined ? Promise.resolve() : checkProtocol(o.serverList, o.transport, o.client.ssl === true, o.readyTimeoutMs)
+  await s.protocol.catch((err: unknown) => {
+    s.lastError = { operation: 'start', message: (err as Error).message, at: Date.now() }
+    throw err
+  })
   await withTimeout(bridge.ready(), o.readyTimeoutMs, () => new TimeoutError('nacos naming client start', o.readyTimeoutMs))
 }
 
@@ -155,7 +171,7 @@ async function registerOne (s: NacosState, t: Target): Promise<void> {
   const { o } = s
   const { instance } = t
   const { bridge, heartbeats } = sdk(s)
-  await started(o, bridge)
+  await started(s, bridge)
   const reregister = async (): Promise<void> => { await bridge.client.registerInstance(instance.service, t.sdkInstance, o.group) }
   try {
     await reregister()
@@ -194,6 +210,7 @@ function describe (s: NacosState): Record<string, unknown> {
   const { o, current } = s
   return {
     type: 'nacos',
+    transport: o.transport,
     serverList: o.serverList?.join(',') ?? null,
     namespace: o.namespace,
     group: o.group,

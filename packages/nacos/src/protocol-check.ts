@@ -1,0 +1,42 @@
+import { redactText } from '@lameduck/core'
+import { NacosProtocolError } from './errors.ts'
+
+// Asks each configured server, once at startup, whether it serves the transport's client API.
+// Nacos 3.2+ answers the 1.x API with 410 Gone (ApiCompatibilityFilter, when
+// nacos.core.api.compatibility.client.enabled is false); a server before 3.0 has no v3 client API.
+// Only those answers are refusals: a server that is down or asks for credentials is left to the
+// calls themselves (and their retries).
+
+const PROBE = {
+  v1: '/nacos/v1/ns/operator/metrics',
+  v3: '/nacos/v3/client/ns/instance/list?serviceName=lameduck-protocol-probe'
+} as const
+
+function detail (body: string): string {
+  let text = body
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown }
+    if (typeof parsed.message === 'string') text = parsed.message
+  } catch { /* plain text */ }
+  text = redactText(text.replace(/\s+/g, ' ').trim())
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text
+}
+
+function refused (transport: 'v1' | 'v3', status: number): boolean {
+  return transport === 'v1' ? status === 410 : status === 404 || status === 410 || status === 501
+}
+
+export async function checkProtocol (servers: readonly string[], transport: 'v1' | 'v3', ssl: boolean, timeoutMs: number): Promise<void> {
+  const answers = await Promise.all(servers.map(async (server) => {
+    const hostPort = /:\d+$/.test(server) && !/^\[[^\]]+\]$/.test(server) ? server : `${server}:8848`
+    try {
+      const res = await fetch(`${ssl ? 'https' : 'http'}://${hostPort}${PROBE[transport]}`, { signal: AbortSignal.timeout(timeoutMs) })
+      const body = await res.text()
+      return refused(transport, res.status) ? new NacosProtocolError(server, res.status, transport, detail(body)) : null
+    } catch {
+      return null
+    }
+  }))
+  const refusal = answers.find((a) => a !== null)
+  if (refusal !== undefined && refusal !== null) throw refusal
+}

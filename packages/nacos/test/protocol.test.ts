@@ -1,0 +1,73 @@
+// A server that refuses the transport's client API is named at startup, with what to do.
+// Nacos 3.2+ answers the 1.x API with 410 Gone (ApiCompatibilityFilter); the body below is the
+// one Nacos 3.1.0 sends with nacos.core.api.compatibility.client.enabled=false (test/real/nacos-protocol.test.ts).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { InvalidOptionError, LameduckError } from '@lameduck/core'
+import { startNacos } from '@lameduck/devkit'
+import { NacosProtocolError, nacosDiscovery, nacosRegistry } from '@lameduck/nacos'
+import { instance } from './helpers.ts'
+
+// Nacos's own text names the context path as a Spring placeholder.
+const GONE = JSON.stringify({
+  code: 410,
+  message: 'Current API will be deprecated, please use API(s) `GET $' + '{contextPath:nacos}/v3/admin/ns/ops/metrics` instead, or set `nacos.core.api.compatibility.client.enabled=true` in application.properties.',
+  data: null
+})
+
+async function refusingServer (): Promise<{ serverList: string, paths: string[], close: () => Promise<void> }> {
+  const paths: string[] = []
+  const server = createServer((req, res) => {
+    paths.push(`${req.method} ${req.url?.split('?')[0]}`)
+    res.writeHead(410, { 'content-type': 'text/html' }).end(GONE)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return { serverList: `127.0.0.1:${(server.address() as AddressInfo).port}`, paths, close: async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) } }
+}
+
+test('a server refusing the 1.x client API (410 Gone): ready() and register() throw NacosProtocolError saying what to do; nothing is registered', async (t) => {
+  const server = await refusingServer()
+  const registry = nacosRegistry({ serverList: server.serverList, readyTimeoutMs: 2_000 })
+  t.after(async () => { await registry.close(); await server.close() })
+  const err = await registry.ready().then(() => null, (e: unknown) => e)
+  assert.ok(err instanceof NacosProtocolError && err instanceof LameduckError, `got ${String(err)}`)
+  assert.equal(err.code, 'LAMEDUCK_ERR_NACOS_PROTOCOL')
+  assert.deepEqual([err.status, err.transport, err.server], [410, 'v1', server.serverList])
+  assert.match(err.message, /refuses the 1\.x client HTTP API the nacos npm SDK speaks \(HTTP 410: Current API will be deprecated/)
+  assert.match(err.message, /transport: 'v3'/)
+  assert.match(err.message, /nacos\.core\.api\.compatibility\.client\.enabled=true/)
+  await assert.rejects(registry.register(instance(3000)), NacosProtocolError)
+  assert.deepEqual(server.paths, ['GET /nacos/v1/ns/operator/metrics'], 'asked once; no registration was sent')
+  assert.match(String((registry.describe().lastError as { message: string }).message), /refuses/)
+})
+
+test('discovery on a refusing server: load() throws the same named error', async (t) => {
+  const server = await refusingServer()
+  const discovery = nacosDiscovery({ serverList: server.serverList, readyTimeoutMs: 2_000 })
+  t.after(async () => { await discovery.close(); await server.close() })
+  await assert.rejects(discovery.load('orders'), (e: Error) => e instanceof NacosProtocolError && e.transport === 'v1')
+})
+
+test("transport: 'v3' on a server without the 3.x client API (the stand-in, like Nacos 2.x) is named too", async (t) => {
+  const server = await startNacos({})
+  const registry = nacosRegistry({ serverList: server.serverList, transport: 'v3', readyTimeoutMs: 2_000 })
+  t.after(async () => { await registry.close(); await server.close() })
+  const err = await registry.register(instance(3000)).then(() => null, (e: unknown) => e)
+  assert.ok(err instanceof NacosProtocolError, `got ${String(err)}`)
+  assert.equal(err.transport, 'v3')
+  assert.match(err.message, /has no 3\.x client open API/)
+  assert.deepEqual(server.instances('orders'), [])
+})
+
+test('transport options are checked at the edge', () => {
+  assert.throws(() => nacosRegistry({ serverList: '127.0.0.1:8848', transport: 'v2' as 'v3' }), (e: unknown) => e instanceof InvalidOptionError && /'v1'.*'v3'/.test(e.message))
+  assert.throws(() => nacosRegistry({ serverList: '127.0.0.1:8848', pollIntervalMs: 1_000 }), /pollIntervalMs.*'v3' only/)
+  assert.throws(() => nacosRegistry({ serverList: '127.0.0.1:8848', transport: 'v3', client: { username: 'u', password: 'p' } }), /client\.username.*not supported with transport: 'v3'/)
+  assert.throws(() => nacosRegistry({ serverList: '127.0.0.1:8848', transport: 'v3', push: true }), /no push/)
+  assert.throws(() => nacosRegistry({ transport: 'v3', client: { endpoint: 'a:8080' } }), /serverList.*required with transport: 'v3'/)
+  assert.equal(nacosRegistry({ serverList: '127.0.0.1:8848', transport: 'v3' }).describe().transport, 'v3')
+})
