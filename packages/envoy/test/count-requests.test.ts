@@ -45,7 +45,7 @@ test('drainEnvoy idleQuietMs: the drain strategy from /server_info says from whe
     })
     const admin = envoyAdmin({ url: server.url })
     t.after(async () => { await admin.close(); await server.close() })
-    const result = await drainEnvoy(admin, { strategy: 'listeners', inboundOnly: true, checkIntervalMs: 10, idleQuietMs: 20, timeoutMs: 400 })
+    const result = await drainEnvoy(admin, { strategy: 'listeners', inboundOnly: true, checkIntervalMs: 10, idleQuietMs: 20, timeoutMs: expectIdle ? 20_000 : 400 })
     assert.equal(result.outcome, expectIdle ? 'idle' : 'deadline', JSON.stringify(info))
     if (result.outcome === 'idle') assert.deepEqual([result.drained, result.count, result.activeRequests], [true, 1, 0])
   }

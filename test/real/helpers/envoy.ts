@@ -19,7 +19,12 @@ export interface RealEnvoyOptions {
   upstream: string
   /** Where the outbound listener forwards (the app's own calls). Default: the upstream. */
   outbound?: string
-  /** 'istio': listener stats `0.0.0.0_15006` / `0.0.0.0_15001`, HCM `inbound_0.0.0.0_8080`; 'contour': HCM `ingress_http`, listener stats by address. Default 'istio'. */
+  /**
+   * 'istio': listener stats `0.0.0.0_15006` / `0.0.0.0_15001` (Istio's names), HCMs `inbound_0.0.0.0_8080` /
+   * `outbound_0.0.0.0_80`; 'contour': HCMs `ingress_http` / `outbound_http`, listener stats `ingress` /
+   * `egress`. Envoy names a listener's stats by its configured address, `127.0.0.1_0` for both
+   * port-0 listeners, so each gets a stat_prefix. Default 'istio'.
+   */
   layout?: EnvoyLayout
   /** --drain-time-s. Default 2 (Istio's 45 s scaled). */
   drainTimeS?: number
@@ -134,7 +139,7 @@ export async function startRealEnvoy (options: RealEnvoyOptions): Promise<RealEn
       inboundPort,
       outboundUrl: `http://127.0.0.1:${outboundPort}`,
       outboundPort,
-      inboundStatAddress: layout === 'istio' ? '0.0.0.0_15006' : `127.0.0.1_${inboundPort}`,
+      inboundStatAddress: layout === 'istio' ? '0.0.0.0_15006' : 'ingress',
       inboundStatPrefix,
       admin,
       exited,
@@ -178,7 +183,7 @@ function cluster (name: string, url: string, http2: boolean): object {
   }
 }
 
-function listener (name: string, direction: 'INBOUND' | 'OUTBOUND', statPrefix: string | undefined, hcmPrefix: string, clusterName: string, healthCheck: boolean): object {
+function listener (name: string, direction: 'INBOUND' | 'OUTBOUND', statPrefix: string, hcmPrefix: string, clusterName: string, healthCheck: boolean): object {
   const filters: object[] = []
   if (healthCheck) {
     filters.push({
@@ -193,7 +198,7 @@ function listener (name: string, direction: 'INBOUND' | 'OUTBOUND', statPrefix: 
   filters.push({ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } })
   return {
     name,
-    ...(statPrefix !== undefined ? { stat_prefix: statPrefix } : {}),
+    stat_prefix: statPrefix,
     traffic_direction: direction,
     address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
     filter_chains: [{
@@ -231,8 +236,8 @@ function bootstrap (o: RealEnvoyOptions, layout: EnvoyLayout, inboundPrefix: str
     },
     static_resources: {
       listeners: [
-        listener('virtualInbound', 'INBOUND', istio ? '0.0.0.0_15006' : undefined, inboundPrefix, 'inbound_app', o.healthCheckFilter ?? false),
-        listener('virtualOutbound', 'OUTBOUND', istio ? '0.0.0.0_15001' : undefined, istio ? 'outbound_0.0.0.0_80' : 'outbound_http', 'outbound_upstream', false)
+        listener('virtualInbound', 'INBOUND', istio ? '0.0.0.0_15006' : 'ingress', inboundPrefix, 'inbound_app', o.healthCheckFilter ?? false),
+        listener('virtualOutbound', 'OUTBOUND', istio ? '0.0.0.0_15001' : 'egress', istio ? 'outbound_0.0.0.0_80' : 'outbound_http', 'outbound_upstream', false)
       ],
       clusters: [
         cluster('inbound_app', o.upstream, o.http2Upstream ?? false),

@@ -220,7 +220,7 @@ class LocalEnvoyServer implements LocalEnvoy, AdminTarget {
   serverInfo (): object {
     const uptime = `${Math.floor((Date.now() - this.#startedAt) / 1000)}s`
     return {
-      version: '0000000000000000000000000000000000000000/1.37.0-dev/Clean/RELEASE/BoringSSL (lameduck-devkit)',
+      version: '0000000000000000000000000000000000000000/1.40.0/Clean/RELEASE/BoringSSL (lameduck-devkit)',
       state: this.serverState(),
       hot_restart_version: 'disabled',
       command_line_options: {

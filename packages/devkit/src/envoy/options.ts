@@ -72,7 +72,7 @@ export interface EnvoyOptions {
    * does, e.g. `downstream_rq_active`. false = plain Envoy, every stat. Default false.
    */
   istio?: false | { exitOnZeroActiveConnections?: boolean, statsInclusionSuffixes?: string[] }
-  /** Blank line after each Prometheus family (recent Envoy). Default true. */
+  /** A blank line after each Prometheus family, as some Envoy versions print; 1.40.0 prints none. Default false. */
   promBlankLineBetweenFamilies?: boolean
   /** For the gradual strategy; tests make it deterministic. Default Math.random. */
   random?: () => number
@@ -150,7 +150,7 @@ export function resolveEnvoyOptions (o: EnvoyOptions): ResolvedEnvoyOptions {
     outboundListen: port('outboundListen', o.outboundListen, 0),
     istio: istio(o.istio),
     upstreamRetries: int('upstreamRetries', o.upstreamRetries, 2, 0),
-    promBlankLineBetweenFamilies: bool('promBlankLineBetweenFamilies', o.promBlankLineBetweenFamilies, true),
+    promBlankLineBetweenFamilies: bool('promBlankLineBetweenFamilies', o.promBlankLineBetweenFamilies, false),
     random: o.random ?? Math.random,
     logger: o.logger ?? silentLogger
   }

@@ -303,6 +303,9 @@ export class ProxyListener {
       this.#stats.drainClose.inc()
     }
     if (conn.draining) headers.connection = 'close'
+    // Envoy sends no `connection: keep-alive` / `keep-alive` headers (keep-alive is HTTP/1.1's
+    // default); Node adds them unless the header was removed, which keeps the connection open.
+    else res.removeHeader('connection')
     this.#stats.rqXx(Math.min(5, Math.max(1, Math.floor(status / 100)))).inc()
     res.writeHead(status, headers)
   }

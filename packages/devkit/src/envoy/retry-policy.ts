@@ -46,9 +46,12 @@ export function retryBackoffMs (retry: number, random: () => number): number {
   return Math.floor(random() * ceiling)
 }
 
-/** The 503 body of the router's local reply. */
+/**
+ * The 503 body of the router's local reply. Envoy 1.40.0 names only the reset reason here, not
+ * the transport failure (`remote connection failure`, measured in test/real/envoy-conformance).
+ */
 export function upstreamResetBody (failure: UpstreamFailure, retried: boolean): string {
-  const reason = failure.transport === undefined ? failure.reason : `${failure.reason}, transport failure reason: ${failure.transport}`
+  const reason = failure.reason
   return `upstream connect error or disconnect/reset before headers. ${retried ? 'retried and the latest reset reason' : 'reset reason'}: ${reason}`
 }
 
