@@ -9,6 +9,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { missingFromTarball, pack, publicWorkspaces, ROOT } from '../../scripts/pack.ts'
 import { cleanEnv, DEAD_REGISTRY, run } from './helpers.ts'
+// The README's install commands, in this file so that its packing never runs beside this one's.
+import './readme-installs.ts'
 
 const workspaces = publicWorkspaces()
 const names = workspaces.map((w) => w.manifest.name)

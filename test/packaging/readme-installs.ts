@@ -3,6 +3,8 @@
 // then import what it installed and run its bins. Our packages come from the tarballs only: a
 // tarball left out of a command fails here (npm would ask the registry for it: E404), and the
 // devkit's story keeps the runtime packages in `dependencies` through `npm ci --omit=dev`.
+// Imported by install.test.ts, so that the two never pack at once (each pack builds the
+// packages in the clone, and two builds of one package at once can trip over each other).
 import assert from 'node:assert/strict'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
