@@ -4,7 +4,7 @@
 // error instead of a warning per package. Needs an old Node on the machine
 // (LAMEDUCK_OLD_NODE, or one on PATH such as /usr/bin/node).
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { globSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { publicWorkspaces, ROOT } from '../../scripts/pack.ts'
@@ -28,8 +28,14 @@ const REQUIRED = /^(lameduck|lameduck-devkit): Node\.js >= 22\.19 is required, t
 const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string }, scripts: Record<string, string> }
 const CHECK = 'node scripts/check-node.cjs && '
 
+/** The examples' scripts (`npm start -w @lameduck/example-koa`), which the READMEs tell users to run. */
+const examples = globSync('examples/*/package.json', { cwd: ROOT }).map((file) => ({ dir: dirname(file), ...JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { name: string, scripts?: Record<string, string> } }))
+
 test('every npm script checks the Node version first, against engines', () => {
   for (const [name, script] of Object.entries(root.scripts)) assert.ok(script.startsWith(CHECK), `scripts.${name} starts with ${CHECK}`)
+  for (const e of examples) {
+    for (const [name, script] of Object.entries(e.scripts ?? {})) assert.ok(script.startsWith('node ../../scripts/check-node.cjs && '), `${e.dir}/package.json scripts.${name}`)
+  }
   // The bins' own check (plain JavaScript in each package) names the same minimum.
   const min = /^>=(\d+\.\d+)\.0$/.exec(root.engines.node)![1]!.replace('.', '\\.')
   for (const w of publicWorkspaces()) {
@@ -64,6 +70,14 @@ test('an old Node gets one line from every npm script, before anything runs', { 
     assert.equal(r.status, 1, `npm run ${name} on ${node}:\n${r.stdout}${r.stderr}`)
     assert.match(r.stderr, /^lameduck: Node\.js >= 22\.19 is required, this is v\d+\.\d+\.\d+ \(nvm use 24, or see https:\/\/nodejs\.org\)\n$/, `npm run ${name}: one line, nothing after it`)
     assert.equal(r.stdout.replace(/^\n> \S+ \S+\n> .*\n\n/, ''), '', `npm run ${name}: npm's banner (> ${script}) and nothing else started`)
+  }
+  for (const e of examples) {
+    for (const name of Object.keys(e.scripts ?? {})) {
+      const r = run('npm', ['run', name, '-w', e.name], { cwd: ROOT, env: oldEnv() })
+      assert.equal(r.status, 1, `npm run ${name} -w ${e.name} on ${node}:\n${r.stdout}${r.stderr}`)
+      assert.match(r.stderr, /^lameduck: Node\.js >= 22\.19 is required, this is v\d+\.\d+\.\d+ \(nvm use 24, or see https:\/\/nodejs\.org\)\n/, `npm run ${name} -w ${e.name}`)
+      assert.doesNotMatch(r.stderr, /ERR_|\n {4}at /, `npm run ${name} -w ${e.name}: no stack trace`)
+    }
   }
 })
 

@@ -10,8 +10,8 @@ const dir = fileURLToPath(new URL('..', import.meta.url))
 
 test('examples/basic: the demo script goes offline under traffic and loses nothing', () => {
   const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }
-  assert.equal(scripts.demo, 'node --conditions=@lameduck/source src/demo.ts')
-  const r = spawnSync(process.execPath, scripts.demo!.split(' ').slice(1), { cwd: dir, encoding: 'utf8' })
+  assert.equal(scripts.demo, 'node ../../scripts/check-node.cjs && node --conditions=@lameduck/source src/demo.ts')
+  const r = spawnSync(process.execPath, scripts.demo!.split(' && ')[1]!.split(' ').slice(1), { cwd: dir, encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
   assert.match(r.stdout, /serving → draining/)
   assert.match(r.stdout, /offline report: \{.*"outcome":"offline"/)
