@@ -43,7 +43,9 @@ export async function startSidecar (o: ResolvedRollout, appAdmin: () => string |
     upstream: `http://127.0.0.1:${appPort}`,
     drainTimeMs: scaled(ISTIO.drainTimeMs),
     statsFlushIntervalMs: 100,
-    istio: { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections },
+    // The request gauges as a pod annotates them (sidecar.istio.io/statsInclusionSuffixes): the
+    // app's drain step ends once the consumers' pooled connections are idle, which Envoy never closes.
+    istio: { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: ['downstream_rq_active', 'downstream_rq_total'] },
     ...(registryOrigin ? { outbound: registryOrigin } : {})
   }).catch(async (err: unknown) => { listener.close(); throw err })
   let terminated: Promise<void> | null = null
