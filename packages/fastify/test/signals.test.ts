@@ -98,7 +98,7 @@ test('the signal path says what it does when it does it: the plan for the state 
   kill(serving.child, 'SIGTERM')
   assert.equal((await serving.exited).code, 0)
   const said = messages(serving.lines)
-  const order = [/^lameduck: SIGTERM received in state serving: running the offline sequence/, /^lameduck: offline sequence done \d+ ms after SIGTERM; closing the app/, /^lameduck: closed \d+ ms after SIGTERM; ending the process with exit code 0 once its event loop is empty/, /^lameduck: process exiting with code 0, \d+ ms after the app closed/]
+  const order = [/^lameduck: SIGTERM received in state serving: running the offline sequence/, /^lameduck: offline sequence done \d+ ms after SIGTERM; closing the app/, /^lameduck: closed \d+ ms after SIGTERM \(exit code 0\)/, /^lameduck: ending the process with exit code 0 once its event loop is empty/, /^lameduck: process exiting with code 0, \d+ ms after the app closed/]
   const at = order.map((re) => said.findIndex((m) => re.test(m)))
   assert.ok(at.every((i, k) => i >= 0 && (k === 0 || i > at[k - 1]!)), `in this order ${at.join(', ')}:\n${said.join('\n')}`)
 

@@ -54,7 +54,9 @@ export function lifecycleBackend (ctx: LifecycleBackendContext): AdminBackend {
       if (!wait) {
         done.catch(() => {})
         const drain = lifecycle.drain
-        return { statusCode: 202, body: { state: lifecycle.state, ...windowInfo(), startedAt: drain?.startedAt ?? null, deadline: drain?.windowEndsAt ?? null, drain } }
+        // Already offline: the answer names the sequence that took it there.
+        const last = drain === null && lifecycle.state === 'offline' ? lifecycle.lastReport : null
+        return { statusCode: 202, body: { state: lifecycle.state, ...windowInfo(), startedAt: drain?.startedAt ?? last?.startedAt ?? null, deadline: drain?.windowEndsAt ?? null, drain, ...(last === null ? {} : { report: last }) } }
       }
       try {
         const report = await done

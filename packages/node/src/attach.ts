@@ -14,7 +14,7 @@ import { metricsRoute } from './metrics-route.ts'
 import { resolveOptions, type AttachOptions, type ResolvedOptions } from './options.ts'
 import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { ANSWERED, DEFER, isRequest, RequestHook } from './requests.ts'
-import { exitProcess, installSignals } from './signals.ts'
+import { installSignals } from './signals.ts'
 import { watchWindowEnd } from './window-watch.ts'
 import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
 
@@ -203,7 +203,7 @@ export class Engine {
       connections: this.connections,
       close: () => this.closeAfterDrain(),
       inflightDescription: () => this.describeInflight(),
-      terminate: o.terminate ?? exitProcess(this.log)
+      terminate: o.terminate
     })
     this.#undo.push(uninstall)
   }

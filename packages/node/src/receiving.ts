@@ -17,8 +17,8 @@ interface ConnectionsList { active: () => ParserLike[] }
  * Empty when the server keeps no such list (HTTP/2 servers; an HTTP/1 server
  * before listen()). Looked up on each call: the list appears at listen().
  */
-export function receivingSockets (server: Server): Set<Socket> {
-  const out = new Set<Socket>()
+export function receivingSockets (server: Server): ReadonlySet<object> {
+  const out = new Set<object>()
   const key = Object.getOwnPropertySymbols(server).find((s) => s.description === CONNECTIONS_LIST)
   const list = key === undefined ? undefined : (server as unknown as Record<symbol, ConnectionsList | undefined>)[key]
   if (typeof list?.active !== 'function') return out

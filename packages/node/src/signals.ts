@@ -1,5 +1,6 @@
 import type { Lifecycle, Logger } from '@lameduck/core'
 import type { Connections } from './connections.ts'
+import { coordinator, type Participant } from './signal-coordinator.ts'
 
 export interface SignalContext {
   lifecycle: Lifecycle
@@ -11,31 +12,8 @@ export interface SignalContext {
   close: () => Promise<void>
   /** Describes the requests in flight, for the log of what a forced exit cut. */
   inflightDescription: () => string
-  /** 0 after a clean close, 1 when forced. */
-  terminate: (code: 0 | 1) => void
-}
-
-/**
- * The default end of the process. Installing a signal handler replaces Node's
- * own "exit on SIGTERM", so the signal path owns the exit: forced → exit 1 now;
- * clean → let the event loop end by itself, and exit anyway 1 s later if
- * something (a DB pool, a timer) keeps it busy, rather than hang until SIGKILL.
- */
-export function exitProcess (logger: Logger): (code: 0 | 1) => void {
-  return (code) => {
-    if (code === 1) process.exit(1)
-    const closedAt = Date.now()
-    // Said when it happens: the process ends when the event loop is empty, not when the app closed.
-    // 'beforeExit' (not 'exit'): an asynchronous logger still gets its line out.
-    process.once('beforeExit', () => {
-      const exitCode = process.exitCode ?? 0
-      logger.info({ lameduck: { exitCode, afterCloseMs: Date.now() - closedAt } }, `lameduck: process exiting with code ${exitCode}, ${Date.now() - closedAt} ms after the app closed`)
-    })
-    setTimeout(() => {
-      logger.warn({ lameduck: { afterCloseMs: Date.now() - closedAt } }, 'lameduck: the event loop is still busy 1 s after close (a timer, a DB pool, an open handle); exiting anyway')
-      process.exit()
-    }, 1_000).unref()
-  }
+  /** 0 after a clean close, 1 when forced; undefined: the process-wide default (exitProcess). */
+  terminate: ((code: 0 | 1) => void) | undefined
 }
 
 /** What the first signal does, said for the state it finds. */
@@ -52,47 +30,49 @@ function intent (lifecycle: Lifecycle): string {
 }
 
 /**
- * Installs the signal handlers. The first signal runs the offline sequence (or
- * lets a running one finish: kubelet sends SIGTERM as soon as the preStop hook
- * returns) and closes the app, bounded by shutdownTimeoutMs; a second signal
- * forces exit. Returns the uninstaller.
+ * Installs the signal path of one engine. The first signal runs the offline
+ * sequence (or lets a running one finish: kubelet sends SIGTERM as soon as the
+ * preStop hook returns) and closes the app, bounded by shutdownTimeoutMs; a
+ * second signal forces exit. Engines in one process (a public and an internal
+ * port, HTTP beside HTTPS, a Fastify app beside a plain server) share one
+ * process-wide coordinator: the process ends once every engine that took the
+ * signal is done. Returns the uninstaller.
  */
 export function installSignals (ctx: SignalContext): () => void {
-  const path = new SignalPath(ctx)
-  for (const signal of ctx.signals) path.listen(signal)
-  return () => { path.uninstall() }
+  return coordinator().join(new SignalPath(ctx))
 }
 
-/** One process's signal path: its handlers, the signal it got, and whether it ended. */
-class SignalPath {
+/** One engine's signal path: the signal it got, its bound, and how it ended. */
+class SignalPath implements Participant {
   readonly #ctx: SignalContext
-  readonly #handlers = new Map<NodeJS.Signals, () => void>()
   #received: NodeJS.Signals | null = null
+  #finish: ((code: 0 | 1) => void) | null = null
   #ended = false
 
   constructor (ctx: SignalContext) { this.#ctx = ctx }
 
-  listen (signal: NodeJS.Signals): void {
-    const handler = (): void => { this.#onSignal(signal).catch(() => {}) }
-    this.#handlers.set(signal, handler)
-    process.on(signal, handler)
+  get signals (): readonly NodeJS.Signals[] { return this.#ctx.signals }
+  get logger (): Logger { return this.#ctx.logger }
+  get terminate (): ((code: 0 | 1) => void) | undefined { return this.#ctx.terminate }
+
+  /** Drains and closes for the first signal; resolves with the exit code this engine asks for. */
+  run (signal: NodeJS.Signals): Promise<0 | 1> {
+    return new Promise((resolve) => {
+      this.#finish = resolve
+      this.#onSignal(signal).catch(() => { this.#end(1) })
+    })
   }
 
-  uninstall (): void {
-    // Keep the handlers while a signal-driven shutdown is running: a second signal must still force exit.
-    if (this.#received === null) this.#removeHandlers()
-  }
-
-  #removeHandlers (): void {
-    for (const [signal, handler] of this.#handlers) process.off(signal, handler)
-    this.#handlers.clear()
+  /** A second signal, to any engine of the process: cut now. */
+  force (signal: NodeJS.Signals): void {
+    if (this.#ended) return
+    this.#forceExit(`second signal ${signal} after ${this.#received ?? signal}`)
   }
 
   #end (code: 0 | 1): void {
     if (this.#ended) return
     this.#ended = true
-    this.#removeHandlers()
-    this.#ctx.terminate(code)
+    this.#finish?.(code)
   }
 
   #forceExit (why: string): void {
@@ -113,10 +93,6 @@ class SignalPath {
   }
 
   async #onSignal (signal: NodeJS.Signals): Promise<void> {
-    if (this.#received !== null) {
-      this.#forceExit(`second signal ${signal} after ${this.#received}`)
-      return
-    }
     this.#received = signal
     const { lifecycle, logger: log, shutdownTimeoutMs } = this.#ctx
     const clock = lifecycle.clock
@@ -134,7 +110,7 @@ class SignalPath {
     }
     if (this.#ended) return
     const ms = clock.now() - started
-    log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal}; ending the process with exit code ${code} once its event loop is empty (at most 1 s later)`)
+    log.info({ lameduck: { signal, ms, exitCode: code } }, `lameduck: closed ${ms} ms after ${signal} (exit code ${code})`)
     this.#end(code)
   }
 

@@ -146,3 +146,16 @@ test('every log line carries `lameduck` as an object, admin lines included', asy
     assert.notEqual(l.lameduck, null, l.msg)
   }
 })
+
+test('/offline on an instance already offline answers 202 with the report of the sequence that took it offline', async (t) => {
+  const s = await startServer({ windows: { clientFetchMs: 100 } })
+  t.after(() => stop(s))
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const first = await s.lameduck.offline()
+  const res = await request(`${s.admin}/offline`, { method: 'POST' })
+  const body = await res.body.json() as { state: string, startedAt: number, report: { startedAt: number, outcome: string } }
+  assert.equal(res.statusCode, 202)
+  assert.equal(body.state, 'offline')
+  assert.equal(body.startedAt, first.startedAt, 'the sequence it joined: the one that took it offline')
+  assert.equal(body.report.outcome, 'offline')
+})

@@ -85,5 +85,6 @@ test('a signal while already offline says so (and since when), and the last line
   const said = logger.lines.map((l) => l.msg)
   assert.ok(said.some((m) => /SIGWINCH received in state offline: already offline since \d{4}-\d\d-\d\dT[\d:.]+Z; closing/.test(m)), said.join('\n'))
   assert.ok(!said.some((m) => /running the offline sequence/.test(m)))
-  assert.match(said.filter((m) => /SIGWINCH/.test(m)).at(-1)!, /closed \d+ ms after SIGWINCH; ending the process with exit code 0/)
+  assert.match(said.filter((m) => /SIGWINCH/.test(m)).at(-1)!, /closed \d+ ms after SIGWINCH \(exit code 0\)/)
+  assert.match(said.at(-1)!, /ending the process with exit code 0 once its event loop is empty/)
 })
