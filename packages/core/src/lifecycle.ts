@@ -277,12 +277,12 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     const deadline = this.clock.now() + o.readinessTimeoutMs
     for (;;) {
       signal.throwIfAborted()
-      const failure = await checkReadiness(o.readiness, signal)
+      const { failure, unsettled } = await checkReadiness(o.readiness, signal, this.clock, deadline)
       this.#readiness.checkedAt = this.clock.now()
       this.#readiness.lastFailure = failure
       this.#readiness.passing = failure === null
       if (failure === null) return
-      if (this.clock.now() + o.readinessIntervalMs > deadline) {
+      if (unsettled || this.clock.now() + o.readinessIntervalMs > deadline) {
         const err = new TimeoutError(`readiness checks (last failure: ${failure})`, o.readinessTimeoutMs)
         this.#log.error({ lameduck: { readiness: this.#readiness } }, `lameduck: ${err.message}`)
         throw err

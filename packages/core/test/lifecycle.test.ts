@@ -51,6 +51,31 @@ test('readiness that never passes fails startup at the timeout', async () => {
   assert.equal(lifecycle.state, 'waiting')
 })
 
+test('a readiness check that never settles fails startup at the timeout, and its signal is aborted', async () => {
+  const signals: AbortSignal[] = []
+  const { clock, lifecycle, registry } = setup({ readiness: [async (signal) => { signals.push(signal!); await new Promise(() => {}); return true }], readinessTimeoutMs: 3_000, readinessIntervalMs: 1_000 })
+  let settled: unknown = null
+  const started = lifecycle.start(base).then(() => 'resolved', (err: Error) => err)
+  void started.then((v) => { settled = v })
+  await clock.advance(2_999)
+  assert.equal(settled, null, 'still waiting before the deadline')
+  assert.equal(signals[0]!.aborted, false)
+  await clock.advance(1)
+  assert.ok(settled instanceof Error, `startup failed at the deadline (got ${String(settled)})`)
+  assert.match((settled as Error).message, /readiness\[0\] did not settle before readinessTimeoutMs/)
+  assert.equal(signals[0]!.aborted, true, 'the check was told to stop')
+  assert.equal(lifecycle.state, 'waiting')
+  assert.deepEqual(registry.registered('orders'), [], 'never registered')
+})
+
+test('shutdown during a readiness check that never settles does not wait for it', async () => {
+  const { lifecycle } = setup({ readiness: [async () => { await new Promise(() => {}); return true }], readinessTimeoutMs: 60_000 })
+  const started = lifecycle.start(base).then(() => 'resolved', () => 'rejected')
+  await lifecycle.shutdown('test')
+  lifecycle.stopped('test')
+  assert.equal(await started, 'resolved', 'the aborted startup settles (as an interruption)')
+})
+
 test('offline deregisters at once, serves through the window, waits for in-flight, then goes offline', async () => {
   const { clock, registry, lifecycle, states } = setup({ maxRequestMs: 10_000 })
   await clockStart(clock, lifecycle)
