@@ -56,7 +56,7 @@ test('a readiness check that never settles fails startup at the timeout, and its
   const { clock, lifecycle, registry } = setup({ readiness: [async (signal) => { signals.push(signal!); await new Promise(() => {}); return true }], readinessTimeoutMs: 3_000, readinessIntervalMs: 1_000 })
   let settled: unknown = null
   const started = lifecycle.start(base).then(() => 'resolved', (err: Error) => err)
-  void started.then((v) => { settled = v })
+  started.then((v) => { settled = v }, () => {})
   await clock.advance(2_999)
   assert.equal(settled, null, 'still waiting before the deadline')
   assert.equal(signals[0]!.aborted, false)
