@@ -50,6 +50,9 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   #problems: Problem[] = []
   #readiness: ReadinessState = { passing: false, lastFailure: null, checkedAt: null }
   #timings: Partial<Record<LifecycleState, number>> = {}
+  /** Readiness and the startup steps passed once: only then may online() register without them. */
+  #ready = false
+  #startupFailed = false
 
   /** Given resolveLifecycleOptions()'s result, trusts it; anything else is checked here. */
   constructor (options: LifecycleOptions | TrustedLifecycleOptions = {}) {
@@ -93,9 +96,16 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     if (this.#state !== 'starting') throw new InvalidTransitionError(this.#state, 'waiting', 'start() may be called once')
     this.#base = base
     this.#transition('waiting', 'start')
+    return this.#runStartup(true)
+  }
+
+  /** The startup sequence (delay, readiness, steps, registration) in a new phase; failures are remembered for online(). */
+  #runStartup (delay: boolean): Promise<void> {
     const phase = this.#phase = new AbortController()
-    this.#startup = this.#online(phase.signal, true).catch((err: unknown) => {
+    this.#startupFailed = false
+    this.#startup = this.#online(phase.signal, delay).catch((err: unknown) => {
       if (phase.signal.aborted) return
+      this.#startupFailed = true
       throw err
     })
     return this.#startup
@@ -108,6 +118,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       case 'starting':
         throw new NotStartedError('online')
       case 'waiting':
+        // A startup that failed (readiness timed out) is run again, checks first.
+        if (this.#startupFailed) return this.#runStartup(false)
         return this.#startup ?? undefined
       case 'registering':
         return this.#registering ?? undefined
@@ -118,6 +130,11 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
         break
       case 'offline':
         this.#lastDrainAbort?.abort(CANCELLED) // stop background deregistration retries
+        // Taken offline before its startup passed: back to waiting, and through readiness and the steps first.
+        if (!this.#ready) {
+          this.#transition('waiting', reason)
+          return this.#runStartup(false)
+        }
         break
     }
     const phase = this.#phase = new AbortController()
@@ -263,12 +280,14 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     return problem
   }
 
-  async #online (signal: AbortSignal, first: boolean): Promise<void> {
+  async #online (signal: AbortSignal, delay: boolean): Promise<void> {
     const o = this.options
-    if (first && o.delayMs > 0) await sleep(this.clock, o.delayMs, signal)
-    if (first) await this.#waitReadiness(signal)
-    if (first) for (const step of o.beforeRegister) { signal.throwIfAborted(); await this.#runStartupStep(step, signal) }
-    await this.#register(signal, first ? 'ready' : 'online')
+    if (delay && o.delayMs > 0) await sleep(this.clock, o.delayMs, signal)
+    await this.#waitReadiness(signal)
+    for (const step of o.beforeRegister) { signal.throwIfAborted(); await this.#runStartupStep(step, signal) }
+    signal.throwIfAborted()
+    this.#ready = true
+    await this.#register(signal, 'ready')
   }
 
   async #waitReadiness (signal: AbortSignal): Promise<void> {

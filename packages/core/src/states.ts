@@ -12,7 +12,8 @@ const ALLOWED: Record<LifecycleState, readonly LifecycleState[]> = {
   registering: ['serving', 'draining', 'closing'],
   serving: ['draining', 'closing'],
   draining: ['offline', 'registering', 'closing'],
-  offline: ['registering', 'closing'],
+  // online() after an offline that came before the startup passed goes back to waiting.
+  offline: ['waiting', 'registering', 'closing'],
   closing: ['stopped'],
   stopped: []
 }

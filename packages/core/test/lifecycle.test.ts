@@ -54,15 +54,16 @@ test('readiness that never passes fails startup at the timeout', async () => {
 test('a readiness check that never settles fails startup at the timeout, and its signal is aborted', async () => {
   const signals: AbortSignal[] = []
   const { clock, lifecycle, registry } = setup({ readiness: [async (signal) => { signals.push(signal!); await new Promise(() => {}); return true }], readinessTimeoutMs: 3_000, readinessIntervalMs: 1_000 })
-  let settled: unknown = null
+  const outcome: { settled: unknown } = { settled: null }
   const started = lifecycle.start(base).then(() => 'resolved', (err: Error) => err)
-  started.then((v) => { settled = v }, () => {})
+  started.then((v) => { outcome.settled = v }, () => {})
   await clock.advance(2_999)
-  assert.equal(settled, null, 'still waiting before the deadline')
+  assert.equal(outcome.settled, null, 'still waiting before the deadline')
   assert.equal(signals[0]!.aborted, false)
   await clock.advance(1)
+  const settled = outcome.settled
   assert.ok(settled instanceof Error, `startup failed at the deadline (got ${String(settled)})`)
-  assert.match((settled as Error).message, /readiness\[0\] did not settle before readinessTimeoutMs/)
+  assert.match(settled.message, /readiness\[0\] did not settle before readinessTimeoutMs/)
   assert.equal(signals[0]!.aborted, true, 'the check was told to stop')
   assert.equal(lifecycle.state, 'waiting')
   assert.deepEqual(registry.registered('orders'), [], 'never registered')
@@ -74,6 +75,41 @@ test('shutdown during a readiness check that never settles does not wait for it'
   await lifecycle.shutdown('test')
   lifecycle.stopped('test')
   assert.equal(await started, 'resolved', 'the aborted startup settles (as an interruption)')
+})
+
+test('offline then online before readiness ever passed: back to waiting, registered only once the checks pass', async () => {
+  let dbUp = false
+  const { clock, lifecycle, registry, states } = setup({ readiness: [() => dbUp], readinessIntervalMs: 1_000, readinessTimeoutMs: 60_000, delayMs: 10_000 })
+  lifecycle.start(base).catch(() => {})
+  await clock.advance(2_000)
+  const report = await lifecycle.offline('admin')
+  assert.equal(report.outcome, 'skipped')
+  const online = lifecycle.online('admin')
+  await clock.advance(3_000)
+  assert.equal(lifecycle.state, 'waiting', 'the checks run first')
+  assert.deepEqual(registry.registered('orders'), [], 'not registered while readiness fails')
+  dbUp = true
+  await clock.advance(1_000)
+  await online
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(registry.registered('orders').length, 1)
+  assert.deepEqual(states, ['waiting', 'offline', 'waiting', 'registering', 'serving'])
+})
+
+test('online after a failed startup runs the readiness checks again before registering', async () => {
+  let dbUp = false
+  const { clock, lifecycle, registry } = setup({ readiness: [() => dbUp], readinessIntervalMs: 1_000, readinessTimeoutMs: 3_000 })
+  const failed = assert.rejects(lifecycle.start(base), /did not complete within 3000 ms/)
+  await clock.advance(5_000)
+  await failed
+  const again = lifecycle.online('admin')
+  await clock.advance(1_000)
+  assert.deepEqual(registry.registered('orders'), [], 'not registered while readiness still fails')
+  dbUp = true
+  await clock.advance(1_000)
+  await again
+  assert.equal(lifecycle.state, 'serving')
+  assert.equal(registry.registered('orders').length, 1)
 })
 
 test('offline deregisters at once, serves through the window, waits for in-flight, then goes offline', async () => {

@@ -124,6 +124,7 @@ export class Engine {
       } else if (change.from === 'draining' && change.to === 'offline' && !windowOver) {
         this.#goingAway('window') // the drain got there first (same instant)
       }
+      if (change.to === 'serving') this.broken = null // a startup run again by online() passed
       const leaving = isLeaving(change.to)
       this.requests.mark(leaving ? change.to : null)
       // Keep-alive clients parked on an idle connection would hold on to this instance past the window.

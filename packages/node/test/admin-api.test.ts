@@ -159,3 +159,21 @@ test('/offline on an instance already offline answers 202 with the report of the
   assert.equal(body.startedAt, first.startedAt, 'the sequence it joined: the one that took it offline')
   assert.equal(body.report.outcome, 'offline')
 })
+
+test('after a failed startup, /online runs the readiness checks again; once they pass it registers and /health/live is 200 again', async (t) => {
+  let up = false
+  let calls = 0
+  const s = await startServer({ readiness: [() => { calls++; return up }], readinessTimeoutMs: 300 })
+  t.after(() => stop(s))
+  await until(async () => (await request(`${s.url}/health/live`)).statusCode === 503, 'the failed startup')
+  const before = calls
+  const early = await request(`${s.admin}/online`, { method: 'POST' })
+  await early.body.dump()
+  await until(() => calls > before, 'the checks to run again')
+  assert.deepEqual(s.registry.registered('orders'), [], 'not registered while readiness fails')
+  up = true
+  await request(`${s.admin}/online`, { method: 'POST' }).then(async (r) => { await r.body.dump() })
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  assert.equal(s.registry.registered('orders').length, 1)
+  assert.equal((await request(`${s.url}/health/live`)).statusCode, 200)
+})

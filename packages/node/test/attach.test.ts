@@ -42,7 +42,8 @@ test('node:http: offline keeps serving with the drain marks, the idle keep-alive
   const during = await request(`${s.url}/hello`)
   assert.equal(during.statusCode, 200)
   assert.equal(during.headers.connection, 'close')
-  assert.equal(during.headers['x-lameduck-state'], 'draining')
+  // Draining, or offline already when a loaded machine took longer than the window to get here: marked either way.
+  assert.match(String(during.headers['x-lameduck-state']), /^(draining|offline)$/)
   await during.body.dump()
   assert.equal((await request(`${s.url}/health/ready`)).statusCode, 503)
   assert.equal((await slow).statusCode, 200)
