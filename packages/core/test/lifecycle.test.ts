@@ -54,16 +54,17 @@ test('readiness that never passes fails startup at the timeout', async () => {
 test('a readiness check that never settles fails startup at the timeout, and its signal is aborted', async () => {
   const signals: AbortSignal[] = []
   const { clock, lifecycle, registry } = setup({ readiness: [async (signal) => { signals.push(signal!); await new Promise(() => {}); return true }], readinessTimeoutMs: 3_000, readinessIntervalMs: 1_000 })
-  const outcome: { settled: unknown } = { settled: null }
+  let outcome: unknown = null
+  const settled = (): unknown => outcome
   const started = lifecycle.start(base).then(() => 'resolved', (err: Error) => err)
-  started.then((v) => { outcome.settled = v }, () => {})
+  started.then((v) => { outcome = v }, () => {})
   await clock.advance(2_999)
-  assert.equal(outcome.settled, null, 'still waiting before the deadline')
+  assert.equal(settled(), null, 'still waiting before the deadline')
   assert.equal(signals[0]!.aborted, false)
   await clock.advance(1)
-  const settled = outcome.settled
-  assert.ok(settled instanceof Error, `startup failed at the deadline (got ${String(settled)})`)
-  assert.match(settled.message, /readiness\[0\] did not settle before readinessTimeoutMs/)
+  const err = settled()
+  assert.ok(err instanceof Error, `startup failed at the deadline (got ${String(err)})`)
+  assert.match(err.message, /readiness\[0\] did not settle before readinessTimeoutMs/)
   assert.equal(signals[0]!.aborted, true, 'the check was told to stop')
   assert.equal(lifecycle.state, 'waiting')
   assert.deepEqual(registry.registered('orders'), [], 'never registered')
