@@ -1,26 +1,35 @@
-// Propagation measured on the real path (real Nacos 0.8.0 server → real Java
-// nacos-client 0.8.0 → a Node provider), push on and off, 20 drains each: the
-// consumer's last request to a deregistered instance must fall inside the
-// window nacosWindows() computes for the same settings.
+// Propagation measured on real Nacos 2.3.1 and 3.1.0 (helpers/nacos-propagation.ts): a lameduck
+// provider deregisters 20 times with push on and 20 with push off, and each consumer's drop is set
+// against nacosWindows() term by term, so a wrong formula fails:
+//   - push on (server cacheMillis 10 s): within the push term (pushDelay 500 + task check 100) plus
+//     the formula's margin — never the 11.6 s total that polling alone would meet;
+//   - push off: within the total for its poll period, and later than the push term allows (the poll
+//     term is needed). 2.3.1: the v1 SDK with push: false at the server's 10 s cacheMillis (its
+//     floor); 3.1.0: transport 'v3' polling every second.
 // `node --conditions=@lameduck/source test/real/nacos-propagation.ts` prints the table.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { realTestOptions } from './helpers/nacos-server.ts'
+import { realTestOptions } from './helpers/nacos-modern.ts'
 import { measureNacosPropagation, propagationTable, summarize } from './helpers/nacos-propagation.ts'
 
-for (const push of [true, false]) {
-  test(`real Nacos → Java nacos-client (push ${push ? 'on' : 'off'}): the last request to a deregistered instance falls inside nacosWindows()`, { ...realTestOptions(), timeout: 180_000 }, async (t) => {
-    const run = await measureNacosPropagation({ push, drains: 20 })
-    t.diagnostic(`\n${propagationTable([run])}`)
-    const s = summarize(run)
-    assert.equal(run.drains.length, 20)
-    // The consumer really was sending to the leaving instance when it left (the measurement is not vacuous).
-    assert.ok(run.drains.filter((d) => d.requestsAfter > 0).length >= 15, `requests after confirmation: ${run.drains.map((d) => d.requestsAfter).join(',')}`)
-    if (push) {
-      // The term gap, pinned: 0.8.0 pushes after ~1 s, longer than the window's 500 ms push term
-      // (the 2.x default); only the poll term makes the total cover it (docs/fidelity.md).
-      assert.ok(s.p50 > run.window.parts.serverCacheMs, `p50 ${s.p50} ms vs push term ${run.window.parts.serverCacheMs} ms`)
+for (const version of ['2.3.1', '3.1.0'] as const) {
+  test(`real Nacos ${version}: propagation to the Java gRPC consumer and the Node discovery, push on and off, inside nacosWindows() term by term`, { ...realTestOptions(), timeout: 600_000 }, async (t) => {
+    const runs = await measureNacosPropagation(version, { drains: 20, pollTransport: version === '3.1.0' ? 'v3' : 'v1' })
+    t.diagnostic(`\n${propagationTable(runs)}`)
+    const [push, poll] = runs as [typeof runs[0], typeof runs[0]]
+    const pushBound = push.window.serverCacheMs + push.window.marginMs
+    for (const consumer of ['java-grpc', 'node-push'] as const) {
+      const s = summarize(push, consumer)
+      assert.equal(s.n, 20)
+      assert.ok(s.max <= pushBound, `${consumer}: max ${s.max} ms with push on exceeds the push term + margin (${pushBound} ms); the poll total (${Object.values(push.window).reduce((a, b) => a + b, 0)} ms) must not be what covers it`)
     }
-    assert.ok(s.max <= run.window.totalMs, `measured max ${s.max} ms exceeds the window ${run.window.totalMs} ms (${JSON.stringify(run.window.parts)})`)
+    const java = summarize(push, 'java-grpc')
+    assert.ok(java.lastRequestMax <= pushBound, `the Java consumer's last request to the leaving instance came ${java.lastRequestMax} ms after deregister()`)
+    assert.ok(push.drains.filter((d) => d.consumer === 'java-grpc' && (d.requestsAfter ?? 0) > 0).length >= 15, 'the Java consumer was calling the instance when it left (not vacuous)')
+    const p = summarize(poll, 'node-poll')
+    const pollTotal = Object.values(poll.window).reduce((a, b) => a + b, 0)
+    assert.equal(p.n, 20)
+    assert.ok(p.max <= pollTotal, `node-poll: max ${p.max} ms exceeds the push-off window ${pollTotal} ms (${JSON.stringify(poll.window)})`)
+    assert.ok(p.max > poll.window.serverCacheMs + 100, `node-poll: max ${p.max} ms — the poll term did not show; is push really off?`)
   })
 }

@@ -6,13 +6,15 @@ import { parseArgs } from 'node:util'
 import { summaryTable, type RolloutMode } from '@lameduck/devkit'
 import type { RealConsumer } from './rollout/path-eureka-real.ts'
 import { runRealRollout, type RealRegistry } from './rollout/run.ts'
+import type { NacosVersion } from './helpers/nacos-modern.ts'
 
 const USAGE = `Usage: node --conditions=@lameduck/source test/real/rollout.ts [options]
 
-A rolling update of 3 providers on the real Netflix Eureka server, under load from a real consumer.
+A rolling update of 3 providers on the real Netflix Eureka server or a real Nacos server, under load from a consumer.
 
 Options:
   --registry eureka-real|nacos-real   the real server                      [eureka-real]
+  --nacos-version 2.3.1|3.1.0         nacos-real: the server version       [2.3.1]
   --consumer spring|node|balancer     Java (Spring Cloud Eureka + LoadBalancer), eureka-js-client round robin,
                                       or @lameduck/balancer                  [spring]
   --mode naive|sleep|lameduck                                              [lameduck]
@@ -32,6 +34,7 @@ async function main (): Promise<void> {
   const { values } = parseArgs({
     options: {
       registry: { type: 'string', default: 'eureka-real' },
+      'nacos-version': { type: 'string' },
       consumer: { type: 'string', default: 'spring' },
       mode: { type: 'string', default: 'lameduck' },
       scale: { type: 'string' },
@@ -48,6 +51,7 @@ async function main (): Promise<void> {
     registry: values.registry as RealRegistry,
     consumer: values.consumer as RealConsumer,
     mode: values.mode as RolloutMode,
+    ...(values['nacos-version'] ? { nacosVersion: values['nacos-version'] as NacosVersion } : {}),
     ...(values.scale ? { scale: Number(values.scale) } : {}),
     ...(values.providers ? { providers: Number(values.providers) } : {}),
     ...(values.rps ? { rps: Number(values.rps) } : {}),

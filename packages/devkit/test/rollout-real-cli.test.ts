@@ -1,6 +1,6 @@
 // `lameduck-devkit rollout --registry eureka-real|nacos-real`: the real servers are JVMs built from
 // the repository's test/real, so from a clone the devkit hands the run to test/real/rollout.ts
-// instead of failing on an unknown registry. (nacos-real answers with why it cannot run: no JVM.)
+// instead of failing on an unknown registry. (nacos-real with the spring consumer is refused there by name: no JVM.)
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url'
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url))
 
-test('rollout --registry nacos-real is handed to test/real/rollout.ts, which names the reason and fails', () => {
+test('rollout --registry nacos-real is handed to test/real/rollout.ts, which checks the consumer before starting anything', () => {
   const r = spawnSync(process.execPath, ['--conditions=@lameduck/source', BIN, 'rollout', '--registry', 'nacos-real', '--consumer', 'spring', '--quiet'], { cwd: ROOT, encoding: 'utf8' })
   assert.equal(r.status, 1, r.stdout + r.stderr)
-  assert.match(r.stderr, /test\/real\/rollout\.ts: \[LAMEDUCK_ERR_INVALID_OPTION\] .*nacos-real cannot run/)
+  assert.match(r.stderr, /test\/real\/rollout\.ts: \[LAMEDUCK_ERR_INVALID_OPTION\] .*nacos-real runs with the node or balancer consumer/)
 })
 
 test('rollout --help names the real-server runner', () => {

@@ -1,5 +1,6 @@
-// The Java consumer of test/real/nacos-consumer (the real nacos-client 0.8.0) as a
-// child process: one JSON line per request and per change of its instance list.
+// The Java consumer of test/real/nacos-consumer (the real nacos-client 2.3.2: it subscribes over
+// gRPC and gets changes pushed on that stream) as a child process: one JSON line per request and
+// per change of its instance list.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -25,6 +26,8 @@ export interface JavaConsumer {
   hosts: ConsumerHosts[]
   /** The consumer's current list (its last `hosts` line). */
   ports: () => number[]
+  /** The last lines of stderr, for failure messages. */
+  tail: () => string
   close: () => Promise<void>
 }
 
@@ -54,6 +57,7 @@ export async function startJavaConsumer (serverList: string, service: string): P
     requests,
     hosts,
     ports: () => hosts.at(-1)?.ports ?? [],
+    tail: () => stderr,
     async close () {
       const exited = new Promise<void>((resolve) => { if (child.exitCode !== null || child.signalCode !== null) resolve(); else child.once('exit', () => resolve()) })
       child.stdin!.end()

@@ -71,9 +71,13 @@ export async function startModernNacos (version: NacosVersion, options: ModernNa
   try {
     return await startOnce(version, options)
   } catch (err) {
-    // A neighbour port taken between the check and the JVM's bind: one more try on new ports.
-    if (!/Address already in use|BindException/.test(String((err as Error).message))) throw err
-    return await startOnce(version, options)
+    // A neighbour port taken between the check and the JVM's bind, or a start that tripped over the
+    // machine's load: one more try on new ports, in a new home (the first error is kept in the second's).
+    try {
+      return await startOnce(version, options)
+    } catch (again) {
+      throw new Error(`${(again as Error).message}\n(first attempt: ${(err as Error).message.split('\n')[0]})`)
+    }
   }
 }
 

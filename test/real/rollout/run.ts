@@ -3,6 +3,8 @@
 import { InvalidOptionError } from '@lameduck/core'
 import { runRollout, type RolloutMode, type RolloutReport } from '@lameduck/devkit'
 import { eurekaRealPath, type RealConsumer } from './path-eureka-real.ts'
+import { nacosRealPath } from './path-nacos-real.ts'
+import type { NacosVersion } from '../helpers/nacos-modern.ts'
 
 export type RealRegistry = 'eureka-real' | 'nacos-real'
 
@@ -16,16 +18,21 @@ export interface RealRolloutOptions {
   /** Rate of the Node consumers' open-loop load (the Java consumer calls back to back every 5 ms). Default 200. */
   rps?: number
   log?: (line: string) => void
+  /** nacos-real: the server version. Default '2.3.1'. */
+  nacosVersion?: NacosVersion
 }
 
 export async function runRealRollout (o: RealRolloutOptions): Promise<RolloutReport> {
   if (o.registry !== 'eureka-real' && o.registry !== 'nacos-real') throw new InvalidOptionError('registry', `must be eureka-real or nacos-real, got ${String(o.registry)}`)
   if (!['spring', 'node', 'balancer'].includes(o.consumer)) throw new InvalidOptionError('consumer', `must be spring, node or balancer, got ${String(o.consumer)}`)
-  // lameduck providers register through @lameduck/nacos, i.e. the Node nacos SDK, whose DEFAULT_GROUP@@name
-  // service names the only Nacos server Maven Central serves here (0.8.0) refuses (docs/fidelity.md).
-  if (o.registry === 'nacos-real') throw new InvalidOptionError('registry', 'nacos-real cannot run: the providers register through the Node nacos SDK, which Nacos 0.8.0 (the only server version available) refuses (400 "dom not found"); use eureka-real, and test/real/nacos-propagation.test.ts for the real Nacos → Java path')
+  const nacosVersion = o.nacosVersion ?? '2.3.1'
+  if (o.registry === 'nacos-real') {
+    // The Java consumer of this lab is Spring Cloud's Eureka one; the Nacos Java client is measured in nacos-propagation.test.ts.
+    if (o.consumer === 'spring') throw new InvalidOptionError('consumer', 'nacos-real runs with the node or balancer consumer (the spring consumer is a Eureka client; test/real/nacos-propagation.test.ts measures the Java nacos-client)')
+    if (nacosVersion !== '2.3.1' && nacosVersion !== '3.1.0') throw new InvalidOptionError('nacosVersion', `must be 2.3.1 or 3.1.0, got ${String(nacosVersion)}`)
+  }
   return runRollout({
-    registry: 'eureka',
+    registry: o.registry === 'nacos-real' ? 'nacos' : 'eureka',
     mode: o.mode,
     providers: o.providers ?? 3,
     rps: o.rps ?? 200,
@@ -33,6 +40,6 @@ export async function runRealRollout (o: RealRolloutOptions): Promise<RolloutRep
     // The lab's settle time is scaled too: one full propagation of a new pod at most.
     settleMs: 2_000,
     ...(o.log ? { log: o.log } : {}),
-    path: eurekaRealPath(o.consumer)
+    path: o.registry === 'nacos-real' ? nacosRealPath(o.consumer as 'node' | 'balancer', nacosVersion) : eurekaRealPath(o.consumer)
   })
 }

@@ -13,7 +13,7 @@ import java.util.stream.Collectors;
 
 /**
  * A consumer as Java services write one: each request asks the Nacos client for the healthy
- * instances of a service (its cached list, kept fresh by UDP push and cacheMillis polls) and
+ * instances of a service (its cached list, kept current by the server's pushes: gRPC on 2.x clients) and
  * calls the next one round robin. Prints one JSON line per request and one per change of the list.
  * Args: serverAddr serviceName [pauseMs]. Stops when stdin closes.
  */
