@@ -23,7 +23,7 @@ export interface ProviderConfig {
   /** A listening socket inherited from the pod at this fd (the sidecar's upstream). Default: listen on any free port. */
   listenFd?: number
   /** The Envoy sidecar's admin, and the scaled waits of the drain step. */
-  sidecar?: { envoyAdmin: string, unavailableWaitMs: number, drainTimeoutMs: number }
+  sidecar?: { envoyAdmin: string, unavailableWaitMs: number, drainTimeoutMs: number, idleQuietMs: number }
   /** Transport and TLS material. Default plain HTTP/1.1. */
   serve?: ServeSpec
   /** Simulated boot: ms before the app is ready (readiness fails until then). */
@@ -86,7 +86,7 @@ if (config.mode === 'lameduck') {
     maxRequestMs: config.maxRequestMs,
     admin: { port: 0 },
     ...(config.ignoreSigterm ? { signals: false as const } : {}),
-    ...(config.sidecar ? { sidecar: { envoyAdmin: config.sidecar.envoyAdmin, readyTimeoutMs: 30_000, drainTimeoutMs: config.sidecar.drainTimeoutMs, unavailableWaitMs: config.sidecar.unavailableWaitMs, checkIntervalMs: 100 } } : {}),
+    ...(config.sidecar ? { sidecar: { envoyAdmin: config.sidecar.envoyAdmin, readyTimeoutMs: 30_000, drainTimeoutMs: config.sidecar.drainTimeoutMs, unavailableWaitMs: config.sidecar.unavailableWaitMs, idleQuietMs: config.sidecar.idleQuietMs, checkIntervalMs: 100 } } : {}),
     ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {})
   })
   app.lameduck.on('state', (c) => emit({ event: 'state', from: c.from, to: c.to, reason: c.reason }))

@@ -125,10 +125,10 @@ interface Budget {
 function budget (o: ResolvedRollout, path: TrafficPath): Budget {
   const window = propagationWindow(path.windows)
   const maxRequestMs = 2_000
-  // The sidecar drain step waits for Envoy's inbound connections: a consumer's idle
-  // keep-alive ones close only at the end of Envoy's drain time (Istio's 45 s, scaled),
-  // seen one stats flush (100 ms) and a poll or two (100 ms each) later. The plugin's
-  // default bound (30 s) races that; the lab sets what `lameduck plan` should then count.
+  // The sidecar drain step waits for Envoy's inbound connections, or until those left are
+  // idle and told to close (the plugin's idleQuietMs, scaled). Envoy never closes an idle
+  // keep-alive connection, so without the request gauges the bound decides: Envoy's drain
+  // time (Istio's 45 s, scaled), a stats flush (100 ms) and a poll or two (100 ms each).
   const sidecarDrainTimeoutMs = Math.max(100, Math.round(ISTIO.drainTimeMs * o.scale)) + 100 + 2 * 100
   // The plan's fixed kill and close margins stay unscaled.
   const plan = computePlan({ windows: path.windows, maxRequestMs, ...(o.sidecar ? { sidecar: 'istio' as const, sidecarDrainTimeoutMs } : {}) })
@@ -162,7 +162,7 @@ function podFactory (o: ResolvedRollout, path: TrafficPath, b: Budget, probeAgen
       bootMs: o.bootMs,
       shutdownTimeoutMs: o.mode === 'lameduck' && o.gracePeriodSeconds === null ? b.plan.plugin.shutdownTimeoutMs : Math.max(b.graceMs - 500, b.window.totalMs),
       ignoreSigterm: o.stubbornProvider,
-      ...(sidecar ? { advertisePort: sidecar.port, listenFd: LISTENER_FD, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: b.sidecarDrainTimeoutMs } } : {})
+      ...(sidecar ? { advertisePort: sidecar.port, listenFd: LISTENER_FD, sidecar: { envoyAdmin: sidecar.adminUrl, unavailableWaitMs: scaled(ISTIO.terminationDrainDurationMs), drainTimeoutMs: b.sidecarDrainTimeoutMs, idleQuietMs: scaled(2_000) } } : {})
     }
     pod = new Pod({
       config,
