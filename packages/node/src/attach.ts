@@ -90,6 +90,7 @@ export class Engine {
     this.#undo.push(() => { delete (server as { [kAttached]?: boolean })[kAttached] })
     this.#watchState()
     this.#interceptEmit()
+    this.#holdAppClose()
     this.#installSignals()
     this.#startWhenListening()
     this.#undo.push(workerResponder(lifecycleBackend({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), status: () => this.status(), metrics: () => this.metrics.render() }), () => this.handle.shutdown('cluster primary')))
@@ -194,6 +195,37 @@ export class Engine {
     })
   }
 
+  /**
+   * The app's own `server.close()` (an existing SIGTERM handler, say) would stop
+   * accepting while the instance is still registered and consumers still route
+   * here. So it is held: the offline sequence runs first (deregister, window,
+   * in-flight), then the server closes and the app's callback runs. The engine's
+   * own close, and a close once the instance is closing, go straight through.
+   */
+  #holdAppClose (): void {
+    const server = this.server
+    const own = Object.hasOwn(server, 'close')
+    const close = server.close
+    this.closeNow = (cb) => close.call(server, cb)
+    const lifecycle = this.lifecycle
+    const log = this.log
+    function lameduckClose (this: Server, cb?: (err?: Error) => void): Server {
+      const state = lifecycle.state
+      if (state === 'closing' || state === 'stopped' || !server.listening) return close.call(this, cb)
+      log.info({ lameduck: { state } }, `lameduck: server.close() called in state ${state}: running the offline sequence first (deregister, window, in-flight), then closing`)
+      lifecycle.shutdown('server.close()').catch(() => {}).finally(() => { close.call(server, cb) })
+      return server
+    }
+    server.close = lameduckClose as Server['close']
+    this.#undo.push(() => {
+      if (server.close !== lameduckClose) return
+      if (own) server.close = close; else delete (server as { close?: unknown }).close
+    })
+  }
+
+  /** Closes the server without waiting for the offline sequence (the engine's own close). */
+  closeNow: (cb?: (err?: Error) => void) => void = () => {}
+
   #installSignals (): void {
     const o = this.options
     const uninstall = installSignals({
@@ -285,7 +317,7 @@ export class Engine {
       this.log.warn({ lameduck: { upgraded } }, `lameduck: ${upgraded} upgraded connection(s) still open ${CONNECTIONS_GONE_MS} ms after 'goingAway' (closing); destroying them (close them with 1001 Going Away on 'goingAway')`)
       for (const socket of this.connections.upgraded) socket.destroy()
     }
-    await (this.options.closeApp ?? (() => closeServer(this.server, this.connections)))()
+    await (this.options.closeApp ?? (() => closeServer(this.server, this.connections, this.closeNow)))()
   }
 
   close (): Promise<void> {
@@ -304,10 +336,10 @@ export class Engine {
 }
 
 /** The default closeApp: stop accepting, close idle connections; busy ones close after their response. */
-function closeServer (server: Server, connections: Connections): Promise<void> {
+function closeServer (server: Server, connections: Connections, close: (cb: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) { resolve(); return }
-    server.close(() => resolve())
+    close(() => resolve())
     connections.closeIdle()
   })
 }
