@@ -181,3 +181,34 @@ test('redactText on what the libraries print: userinfo, query secrets, JSON fiel
   ]
   for (const [input, expected] of cases) assert.equal(redactText(input), expected)
 })
+
+test('the app\'s and a custom registry\'s own text: readiness errors, register/deregister errors and describe() are redacted in /status, problem events and logs', async (t) => {
+  const s = secrets(1334)
+  const captured = new Captured()
+  let failReadiness = true
+  let failRegistry = 2
+  const registry = {
+    async register () { if (failRegistry-- > 0) throw new Error(`POST https://svc:${s.pass}@registry.internal/v1?token=${s.token} failed: 503`) },
+    async deregister () { throw new Error(`DELETE failed, header Authorization: Bearer ${s.secretKey}`) },
+    close: async () => {},
+    describe: () => ({ type: 'homegrown', url: `https://${s.user}:${s.pass}@registry.internal`, apiKey: s.accessKey })
+  }
+  const problems: unknown[] = []
+  const p = await loggedProvider('a', {
+    registry,
+    readiness: [() => { if (failReadiness) throw new Error(`connect ECONNREFUSED postgres://app:${s.pass}@db.internal:5432`); return true }],
+    windows: WINDOW,
+    shutdownTimeoutMs: 3_000
+  })
+  t.after(() => p.app.close())
+  p.app.lameduck.on('problem', (problem) => { problems.push(problem) })
+  captured.value('status while waiting', await (await request(`${p.admin}/status`)).body.json())
+  failReadiness = false
+  await waitState(p.app, 'serving')
+  captured.value('status serving', await (await request(`${p.admin}/status`)).body.json())
+  await p.app.lameduck.offline({ reason: 'test' }).catch((err: unknown) => { captured.error(err) })
+  captured.value('status offline', await (await request(`${p.admin}/status`)).body.json())
+  captured.value('problems', problems)
+  captured.log(p.log)
+  captured.assertClean({ password: s.pass, token: s.token, bearer: s.secretKey, user: s.user, apiKey: s.accessKey }, [/postgres:\/\/\*\*\*@db\.internal/, /token=\*\*\*/, /Bearer \*\*\*/, /"apiKey":"\*\*\*"/])
+})

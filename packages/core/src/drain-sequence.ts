@@ -1,4 +1,5 @@
 import { sleep, type Clock } from './clock.ts'
+import { redactText } from './redact.ts'
 import type { DrainPhase } from './drain-phases.ts'
 import type { InFlightTracker } from './inflight.ts'
 import type { ResolvedLifecycleOptions } from './lifecycle-options.ts'
@@ -141,7 +142,7 @@ export class DrainSequence {
     const deregistration = this.#ctx.deregister(this.abort.signal, {
       attempt: (attempt) => { d.attempts = attempt },
       failed: (err, attempt, delayMs) => {
-        d.lastError = err instanceof Error ? err.message : String(err)
+        d.lastError = redactText(err instanceof Error ? err.message : String(err))
         this.#problem(`deregister (attempt ${attempt}, next in ${delayMs} ms)`, err)
       }
     })

@@ -12,6 +12,7 @@ import type { Deregistration, DrainProgress, InstanceBase, LifecycleEvents, Offl
 import type { CoreStatus } from './protocol.ts'
 import { RegistryQueue } from './registry-queue.ts'
 import { checkReadiness, type ReadinessState } from './readiness.ts'
+import { redactedErrorCopy, redactText, redactValue } from './redact.ts'
 import { CANCELLED, DrainSequence, type DeregistrationHooks } from './drain-sequence.ts'
 import type { LifecycleOptions, ResolvedLifecycleOptions, StartupStep, TrustedLifecycleOptions } from './lifecycle-options.ts'
 import type { PropagationWindow } from './windows.ts'
@@ -244,7 +245,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       uptimeMs: now - this.#createdAt,
       registeredAt: this.#registeredAt,
       instance: this.#instance ?? this.#base,
-      registry: this.options.registry?.describe?.() ?? (this.options.registry ? { type: 'custom' } : null),
+      registry: this.#describeRegistry(),
       window: { preset: this.window.preset, totalMs: this.window.totalMs, breakdown: this.window.breakdown },
       maxRequestMs: this.options.maxRequestMs,
       inflight: this.inflight.count,
@@ -255,6 +256,18 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       lastOffline: this.#lastReport,
       problems: this.#problems.slice(-20),
       timings: this.#timings
+    }
+  }
+
+  /** The adapter's describe() (a custom one's included), redacted; a describe() that throws says so. */
+  #describeRegistry (): Record<string, unknown> | null {
+    const registry = this.options.registry
+    if (registry === undefined) return null
+    if (typeof registry.describe !== 'function') return { type: 'custom' }
+    try {
+      return redactValue(registry.describe()) as Record<string, unknown>
+    } catch (err) {
+      return { type: 'custom', error: `describe() threw: ${redactText(err instanceof Error ? err.message : String(err))}` }
     }
   }
 
@@ -272,10 +285,11 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
   }
 
   #problem (step: string, err: unknown): Problem {
-    const problem: Problem = { step, message: err instanceof Error ? err.message : String(err), at: this.clock.now() }
+    // A registry's or the app's error text may carry credentials: redacted before /status, the event and the log.
+    const problem: Problem = { step, message: redactText(err instanceof Error ? err.message : String(err)), at: this.clock.now() }
     this.#problems.push(problem)
     if (this.#problems.length > 100) this.#problems.splice(0, this.#problems.length - 100)
-    this.#log.warn({ lameduck: { problem }, err }, `lameduck: ${step} failed: ${problem.message}`)
+    this.#log.warn({ lameduck: { problem }, err: err instanceof Error ? redactedErrorCopy(err) : problem.message }, `lameduck: ${step} failed: ${problem.message}`)
     this.emit('problem', problem)
     return problem
   }

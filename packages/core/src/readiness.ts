@@ -1,4 +1,5 @@
 import type { Clock } from './clock.ts'
+import { redactText } from './redact.ts'
 import type { ReadinessCheck } from './lifecycle-options.ts'
 
 export interface ReadinessState { passing: boolean, lastFailure: string | null, checkedAt: number | null }
@@ -30,7 +31,8 @@ export async function checkReadiness (checks: readonly ReadinessCheck[], signal:
         const ok = await checks[i]!(round.signal)
         if (ok === false) return `readiness[${i}] returned false`
       } catch (err) {
-        return `readiness[${i}] threw: ${err instanceof Error ? err.message : String(err)}`
+        // The app's text (a connection string, say) reaches /status and the logs: redacted here, once.
+        return `readiness[${i}] threw: ${redactText(err instanceof Error ? err.message : String(err))}`
       }
     }
     return null

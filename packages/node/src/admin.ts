@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { once } from 'node:events'
-import { ADMIN_ROUTES, InvalidOptionError, type Lifecycle, type Logger } from '@lameduck/core'
+import { ADMIN_ROUTES, InvalidOptionError, redactedErrorCopy, redactText, type Lifecycle, type Logger } from '@lameduck/core'
 import { lifecycleBackend, type AdminBackend } from './admin-actions.ts'
 import { bearerChecker } from './auth.ts'
 import type { ConnectionStats } from './connections.ts'
@@ -58,8 +58,9 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
   // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
   const server = createServer({ requestTimeout: 0 }, (req, res) => {
     handle(req, res).catch((err: Error) => {
-      log.error({ err, method: req.method, url: req.url }, `lameduck admin: ${req.method} ${req.url} failed: ${err.message}`)
-      if (!res.headersSent) send(res, 500, { error: 'internal error', message: err.message })
+      const safe = redactedErrorCopy(err)
+      log.error({ err: safe, method: req.method, url: redactText(req.url ?? '') }, `lameduck admin: ${req.method} ${redactText(req.url ?? '')} failed: ${safe.message}`)
+      if (!res.headersSent) send(res, 500, { error: 'internal error', message: safe.message })
       else res.destroy()
     })
   })

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { buildStatus, ConsumerTracker, InFlightTracker, InvalidOptionError, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger } from '@lameduck/core'
+import { buildStatus, ConsumerTracker, redactedErrorCopy, InFlightTracker, InvalidOptionError, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger } from '@lameduck/core'
 import { lifecycleBackend } from './admin-actions.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { workerResponder } from './cluster.ts'
@@ -248,8 +248,9 @@ export class Engine {
       this.#checkAdvertised(base.host)
       this.#checkKeepAlive()
       this.lifecycle.start(base).catch((err: Error) => {
-        this.broken = err
-        this.log.error({ err, lameduck: { state: this.lifecycle.state } }, `lameduck: startup failed, not registering (/health/live now 503): ${err.message}`)
+        // A startup step's error is the app's text: redacted before /status and the log.
+        this.broken = redactedErrorCopy(err)
+        this.log.error({ err: this.broken, lameduck: { state: this.lifecycle.state } }, `lameduck: startup failed, not registering (/health/live now 503): ${this.broken.message}`)
       })
     }
     const onClose = (): void => { this.close().catch(() => {}) }

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster'
-import { checkKeys, InvalidOptionError, withMethods, type Logger } from '@lameduck/core'
+import { checkKeys, InvalidOptionError, redactText, withMethods, type Logger } from '@lameduck/core'
 import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
 import { serveAdmin, type AdminServer } from './admin.ts'
 import { stderrLogger } from './logger.ts'
@@ -28,7 +28,7 @@ export function workerResponder (backend: AdminBackend, shutdown: () => Promise<
       return await backend[msg.action](msg.wait)
     }
     answer()
-      .catch((err: Error) => ({ statusCode: 500, body: { error: 'worker error', message: err.message } }))
+      .catch((err: Error) => ({ statusCode: 500, body: { error: 'worker error', message: redactText(err.message) } }))
       .then((a) => { if (process.connected) process.send!({ lameduck: 'admin-reply', id: msg.id, answer: a } satisfies Reply) })
       .catch(() => {})
   }
