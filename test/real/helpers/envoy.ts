@@ -30,6 +30,8 @@ export interface RealEnvoyOptions {
   drainTimeS?: number
   /** --drain-strategy. Default 'immediate' (Istio's). */
   drainStrategy?: 'immediate' | 'gradual'
+  /** Admin port on 127.0.0.1. Default 0; 15000 only where a tool insists on it (`pilot-agent request`). */
+  adminPort?: number
   /** Admin on this Unix socket instead of 127.0.0.1:0 (Contour's /admin/admin.sock). */
   adminSocket?: string
   /** The app speaks h2c: the inbound cluster uses HTTP/2 upstream. Default false. */
@@ -232,7 +234,7 @@ function bootstrap (o: RealEnvoyOptions, layout: EnvoyLayout, inboundPrefix: str
   return {
     node: { id: 'lameduck-test', cluster: 'lameduck-test' },
     admin: {
-      address: o.adminSocket !== undefined ? { pipe: { path: o.adminSocket } } : { socket_address: { address: '127.0.0.1', port_value: 0 } }
+      address: o.adminSocket !== undefined ? { pipe: { path: o.adminSocket } } : { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? 0 } }
     },
     static_resources: {
       listeners: [
