@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { once } from 'node:events'
 import { ADMIN_ROUTES, InvalidOptionError, redactedErrorCopy, redactText, type Lifecycle, type Logger } from '@lameduck/core'
 import { lifecycleBackend, type AdminBackend } from './admin-actions.ts'
+import { browserRefusal } from './admin-guard.ts'
 import { bearerChecker } from './auth.ts'
 import type { ConnectionStats } from './connections.ts'
 import { isLoopback } from './host.ts'
@@ -66,7 +67,13 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
   })
 
   async function handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // The token first: an unauthenticated caller learns nothing, not even which routes exist.
+    // A web page never gets to act or read, whatever token a browser may hold.
+    const browser = browserRefusal(req, opts.host)
+    if (browser !== null) {
+      log.warn({ caller: req.socket.remoteAddress, method: req.method, url: redactText(req.url ?? ''), why: browser }, `lameduck admin: refused ${browser}`)
+      return refuse(req, res, 403, { error: 'forbidden', message: `the admin API does not answer web pages: ${browser}` })
+    }
+    // The token next: an unauthenticated caller learns nothing, not even which routes exist.
     if (check !== undefined && !check(req.headers.authorization)) {
       log.warn({ caller: req.socket.remoteAddress, method: req.method, url: req.url }, 'lameduck admin: rejected request with a missing or wrong token')
       res.setHeader('www-authenticate', 'Bearer realm="lameduck"')
