@@ -6,9 +6,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
-import { connect as h2connect } from 'node:http2'
+import { connect as h2connect, createServer as createH2Server } from 'node:http2'
 import type { AddressInfo } from 'node:net'
-import { CONNECTION_STATS_PATHS, envoyAdmin, REQUEST_STATS_PATH } from '@lameduck/envoy'
+import { silentLogger, systemClock } from '@lameduck/core'
+import { CONNECTION_STATS_PATHS, ENVOY_ERROR_CODES, EnvoyAdminError, envoyAdmin, envoySidecar, REQUEST_STATS_PATH } from '@lameduck/envoy'
 import { until } from '@lameduck/test-utils'
 import { Client } from 'undici'
 import { startEnvoy } from '@lameduck/devkit'
@@ -235,6 +236,21 @@ for (const name of TARGETS) {
     }[name])
   })
 
+  test(`[${name}] Envoy gone in the middle of the sidecar drain: reported once as unreachable, the step returns`, async (t) => {
+    const { envoy } = await setup(t, name)
+    const pooled = keepAlive(envoy.inboundUrl)
+    t.after(() => pooled.close().catch(() => {}))
+    await get(pooled)
+    const sidecar = envoySidecar({ envoyAdmin: envoy.adminUrl, checkIntervalMs: 100, idleQuietMs: false, drainTimeoutMs: 60_000, connections: { method: 'json' } })
+    t.after(() => sidecar.close())
+    const problems: unknown[] = []
+    const step = sidecar.afterWindow[0]!.run({ signal: new AbortController().signal, clock: systemClock, logger: silentLogger, problem: (e) => problems.push(e) })
+    await until(async () => { const r = await fresh(envoy.inboundUrl); return typeof r === 'object' && r.connection === 'close' }, 'the drain under way')
+    await envoy.stop()
+    await step
+    assert.deepEqual(problems.map((p) => (p as EnvoyAdminError).code), [ENVOY_ERROR_CODES.UNREACHABLE])
+  })
+
   test(`[${name}] HTTP/2 downstream: a drain sends GOAWAY`, async (t) => {
     const { envoy } = await setup(t, name)
     const session = h2connect(envoy.inboundUrl)
@@ -281,4 +297,17 @@ test('Istio\'s layout: the listener count sees the inbound listener; Contour\'s 
     const requests = await admin.requestCount()
     assert.deepEqual([requests.active, requests.prefixes], [0, [{ real: 'inbound_0.0.0.0_8080', 'stand-in': 'ingress_http' }[name]]], name)
   }
+})
+
+test('[real] HTTP/2 upstream (an h2c app): served over h2, and the inbound drain still tells HTTP/1.1 consumers to close (the stand-in speaks HTTP/1.1 upstream only)', async (t) => {
+  const app = createH2Server((req, res) => res.end(`h2 ${req.url} ${req.httpVersion}`))
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => app.close(() => resolve())))
+  const envoy = await startRealEnvoy({ upstream: `http://127.0.0.1:${(app.address() as AddressInfo).port}`, layout: 'contour', http2Upstream: true })
+  t.after(() => envoy.stop())
+  const c = keepAlive(envoy.inboundUrl)
+  t.after(() => c.close().catch(() => {}))
+  assert.deepEqual(await get(c, '/a'), { status: 200, connection: undefined, body: 'h2 /a 2.0' })
+  await envoy.admin('POST', '/drain_listeners?inboundonly&graceful')
+  assert.deepEqual(await get(c, '/b'), { status: 200, connection: 'close', body: 'h2 /b 2.0' })
 })

@@ -53,6 +53,6 @@ export async function startTarget (name: TargetName, o: TargetOptions): Promise<
     inboundStatAddress: `127.0.0.1_${e.port}`,
     admin,
     exited: e.closed,
-    stop: async () => { await e.close(); await dispatcher.close() }
+    stop: async () => { await e.close(); if (!dispatcher.closed) await dispatcher.close() }
   }
 }

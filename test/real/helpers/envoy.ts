@@ -108,7 +108,7 @@ export async function startRealEnvoy (options: RealEnvoyOptions): Promise<RealEn
       await exited
       clearTimeout(timer)
     }
-    await dispatcher.close().catch(() => {})
+    if (!dispatcher.closed) await dispatcher.close().catch(() => {})
     rmSync(dir, { recursive: true, force: true })
   }
   const dispatcher = new Agent(options.adminSocket !== undefined ? { connect: { socketPath: options.adminSocket } } : {})
