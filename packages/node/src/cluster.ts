@@ -9,9 +9,18 @@ import { resolveAdmin, resolveSignals } from './options.ts'
 type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
 interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
 interface Reply { lameduck: 'admin-reply', id: number, answer: AdminAnswer | { text: string } }
+/** A worker's "got it": sent at once, so the primary can tell a worker that never attached from a long drain. */
+interface Ack { lameduck: 'admin-ack', id: number }
+/** A worker's hello once its engine answers: a primary already shutting down tells it to shut down too. */
+interface Attached { lameduck: 'admin-attached' }
 
 const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && (m as Ask).lameduck === 'admin' && typeof (m as Ask).id === 'number'
 const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null && (m as Reply).lameduck === 'admin-reply'
+const isAck = (m: unknown): m is Ack => typeof m === 'object' && m !== null && (m as Ack).lameduck === 'admin-ack'
+const isAttached = (m: unknown): m is Attached => typeof m === 'object' && m !== null && (m as Attached).lameduck === 'admin-attached'
+
+/** How long the primary waits for a worker to acknowledge an ask before answering 503 for it. */
+const ACK_TIMEOUT_MS = 2_000
 
 /**
  * In a cluster worker, answers the primary's clusterAdmin() over the IPC
@@ -21,6 +30,7 @@ export function workerResponder (backend: AdminBackend, shutdown: () => Promise<
   if (!cluster.isWorker || typeof process.send !== 'function') return () => {}
   const onMessage = (msg: unknown): void => {
     if (!isAsk(msg)) return
+    if (process.connected) process.send!({ lameduck: 'admin-ack', id: msg.id } satisfies Ack)
     const answer = async (): Promise<Reply['answer']> => {
       if (msg.action === 'status') return { statusCode: 200, body: await backend.status() }
       if (msg.action === 'metrics') return { text: backend.metrics === undefined ? '' : await backend.metrics() }
@@ -33,6 +43,7 @@ export function workerResponder (backend: AdminBackend, shutdown: () => Promise<
       .catch(() => {})
   }
   process.on('message', onMessage)
+  if (process.connected) process.send({ lameduck: 'admin-attached' } satisfies Attached)
   return () => { process.off('message', onMessage) }
 }
 
@@ -71,17 +82,40 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
   const logger = givenLogger === undefined ? stderrLogger() : withMethods<Logger>('logger', givenLogger, ['info', 'warn', 'error'], 'a pino-compatible logger')
   let next = 0
 
+  /**
+   * One ask to one worker. A worker that has not attached lameduck yet (or whose
+   * event loop is stuck) never acknowledges: after ACK_TIMEOUT_MS it is answered
+   * for with 503, so no admin call or shutdown waits on it forever. Once
+   * acknowledged, the answer may take a whole drain (the worker's own bounds apply).
+   */
   function ask (worker: Worker, action: Action, wait: boolean): Promise<Reply['answer']> {
     const id = ++next
     return new Promise((resolve) => {
-      const done = (answer: Reply['answer']): void => { worker.off('message', onMessage); worker.off('exit', onExit); resolve(answer) }
-      const onMessage = (msg: unknown): void => { if (isReply(msg) && msg.id === id) done(msg.answer) }
+      const done = (answer: Reply['answer']): void => { clearTimeout(silent); worker.off('message', onMessage); worker.off('exit', onExit); resolve(answer) }
+      const onMessage = (msg: unknown): void => {
+        if (isAck(msg) && msg.id === id) clearTimeout(silent)
+        if (isReply(msg) && msg.id === id) done(msg.answer)
+      }
       const onExit = (): void => { done({ statusCode: 503, body: { error: 'worker exited', state: 'stopped' } }) }
+      const silent = setTimeout(() => {
+        logger.warn({ lameduck: { worker: worker.id, action } }, `lameduck cluster: worker ${worker.id} did not answer ${action} within ${ACK_TIMEOUT_MS} ms (attach() not called yet, or its event loop is blocked); answering 503 for it`)
+        done({ statusCode: 503, body: { error: 'worker not answering', message: `worker ${worker.id} has not attached lameduck yet, or its event loop is blocked`, state: 'unknown' } })
+      }, ACK_TIMEOUT_MS)
       worker.on('message', onMessage)
       worker.on('exit', onExit)
       worker.send({ lameduck: 'admin', id, action, wait } satisfies Ask)
     })
   }
+
+  // A worker that attaches once the pod is shutting down must not register and serve until SIGKILL.
+  let shuttingDown = false
+  const late: Array<Promise<unknown>> = []
+  const onWorkerMessage = (worker: Worker, msg: unknown): void => {
+    if (!shuttingDown || !isAttached(msg)) return
+    logger.info({ lameduck: { worker: worker.id } }, `lameduck cluster: worker ${worker.id} attached while the pod is shutting down; telling it to shut down`)
+    late.push(ask(worker, 'shutdown', true).then(() => { if (worker.isConnected()) worker.disconnect() }))
+  }
+  cluster.on('message', onWorkerMessage)
 
   const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
 
@@ -110,12 +144,16 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
   }
   const server = await serveAdmin({ host, port, token, logger }, backend)
   const uninstall = installPrimarySignals(signals, logger, async () => {
-    const answers = await Promise.all(workers().map((w) => ask(w, 'shutdown', true)))
-    for (const w of workers()) w.disconnect()
+    shuttingDown = true
+    const list = workers()
+    const answers = await Promise.all(list.map(async (w) => [w, await ask(w, 'shutdown', true)] as const))
+    // A worker that answered is done; one that did not answer stays connected, and shuts down if it attaches later.
+    for (const [w, answer] of answers) if (w.isConnected() && (answer as AdminAnswer).statusCode !== 503) w.disconnect()
     await server.close()
+    await Promise.all(late)
     return answers.length
   })
-  return { ...server, close: async () => { uninstall(); await server.close() } }
+  return { ...server, close: async () => { uninstall(); cluster.off('message', onWorkerMessage); await server.close() } }
 }
 
 function installPrimarySignals (signals: NodeJS.Signals[] | false, log: Logger, shutdown: () => Promise<number>): () => void {

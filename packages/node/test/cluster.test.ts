@@ -135,6 +135,30 @@ test('node:cluster: SIGTERM to the primary (all kubelet sends) runs every worker
   }
 })
 
+test('node:cluster: a worker that has not attached yet gets a bounded 503 in the fan-out, not an admin call that hangs', async (t) => {
+  const pod = spawnPod(['late'])
+  t.after(() => pod.stop())
+  await until(() => pod.lines.some((l) => l.event === 'ready') && pod.lines.some((l) => l.event === 'booting'), 'worker 1 serving, worker 2 booting', 20_000)
+  const { admin } = pod.lines.find((l) => l.event === 'ready')!
+  const res = await request(`${admin!}/status`)
+  const body = await res.body.json() as { state: string, workers: Array<{ worker: number, statusCode: number, error?: string, state: string }> }
+  assert.equal(res.statusCode, 200, 'answered (each worker\'s own answer inside)')
+  assert.deepEqual(body.workers.map((w) => [w.worker, w.statusCode, w.error ?? w.state]).sort(), [[1, 200, 'serving'], [2, 503, 'worker not answering']])
+})
+
+test('node:cluster: a worker that attaches after SIGTERM is told to shut down: it never registers, and the pod exits 0', async (t) => {
+  const pod = spawnPod(['late-signals'])
+  t.after(() => pod.stop())
+  await until(() => pod.lines.some((l) => l.event === 'ready') && pod.lines.some((l) => l.event === 'booting'), 'worker 1 serving, worker 2 booting', 20_000)
+  pod.child.kill('SIGTERM')
+  await until(() => pod.lines.some((l) => l.event === 'state' && l.worker === 1 && l.to === 'draining'), 'worker 1 draining')
+  pod.child.kill('SIGUSR2') // worker 2 finishes booting and attaches now
+  assert.equal(await pod.exited, 0)
+  const states = pod.lines.filter((l) => l.event === 'state' && l.worker === 2).map((l) => l.to)
+  assert.ok(states.includes('closing'), `worker 2 shut down (states: ${states.join(', ')})`)
+  assert.ok(!states.includes('serving') && !states.includes('registering'), `worker 2 never registered (states: ${states.join(', ')})`)
+})
+
 test('clusterAdmin() checks its options as attach() checks admin, named as written here', async () => {
   const { clusterAdmin } = await import('@lameduck/node')
   const cases: Array<[Record<string, unknown>, RegExp]> = [
