@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { silentLogger, systemClock } from '@lameduck/core'
-import { ENVOY_ERROR_CODES, EnvoyAdminError, envoySidecar, type EnvoySidecarOptions } from '@lameduck/envoy'
+import { drainEnvoy, ENVOY_ERROR_CODES, envoyAdmin, EnvoyAdminError, envoySidecar, type EnvoySidecarOptions } from '@lameduck/envoy'
 import { Client } from 'undici'
 import { envoyFor, openConnections, startApp, waitFor, type Ctx } from './envoy-helpers.ts'
 
@@ -77,4 +77,26 @@ test('plain Envoy (no Istio listener names): every listener still counts, outbou
   await closing
   assert.deepEqual(codes(problems), [])
   assert.ok(envoy.adminLog.length >= 4, 'it waited for the outbound connection')
+})
+
+test('Istio without EXIT_ON_ZERO_ACTIVE_CONNECTIONS but with the request gauges: no count, yet the idle rule ends the drain', async (t) => {
+  const { envoy } = await envoyFor(t, { istio: { exitOnZeroActiveConnections: false, statsInclusionSuffixes: ['downstream_rq_active', 'downstream_rq_total'] }, drainTimeMs: 60_000 })
+  const inbound = await openConnections(envoy.url, 1)
+  t.after(() => inbound.close())
+  const admin = envoyAdmin({ url: envoy.adminUrl })
+  t.after(() => admin.close())
+  const errors: string[] = []
+  const result = await drainEnvoy(admin, {
+    strategy: 'listeners',
+    inboundOnly: true,
+    checkIntervalMs: 20,
+    idleQuietMs: 100,
+    unavailableWaitMs: 30_000,
+    timeoutMs: 30_000,
+    onProgress: (e) => { if (e.type === 'poll-error') errors.push((e.error as EnvoyAdminError).code) }
+  })
+  assert.equal(result.outcome, 'idle', 'not the 30 s unavailable wait')
+  assert.equal(result.drained && result.count, -1)
+  assert.ok(errors.length > 0 && errors.every((c) => c === ENVOY_ERROR_CODES.STATS_UNAVAILABLE))
+  assert.equal(envoy.connections, 1)
 })

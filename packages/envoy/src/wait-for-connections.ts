@@ -38,6 +38,7 @@ export interface WaitForConnectionsOptions extends Omit<ConnectionCountOptions, 
    * received for `quietMs`. Real Envoy never closes an idle keep-alive connection during or
    * after a drain (envoyproxy/envoy#42305), so a pooled consumer holds the count above 0 to the
    * deadline. Needs `http.*.downstream_rq_active|total`; without them the count alone decides.
+   * Also applies when the count is unavailable (-1) but the request gauges are there.
    */
   idle?: { from: number, quietMs: number } & RequestCountOptions
   /** After each successful reading. */
@@ -121,7 +122,9 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
     const now = clock.now()
     const minDrainLeft = started + minDrainMs - now
     if (reading >= 0 && reading <= max && minDrainLeft <= 0) return finish('drained')
-    if (reading > max && minDrainLeft <= 0 && options.idle !== undefined && now >= options.idle.from && await quiet(now)) return finish('idle')
+    // Above the threshold, or no count at all (Istio keeps the request gauges without
+    // EXIT_ON_ZERO_ACTIVE_CONNECTIONS when asked): idle and told to close is the same evidence.
+    if ((reading > max || reading === -1) && minDrainLeft <= 0 && options.idle !== undefined && now >= options.idle.from && await quiet(now)) return finish('idle')
     if (now >= deadline) return finish('deadline')
     // Never a count, only "unavailable": waiting longer cannot tell more.
     if (result.count === -1 && unavailable > 0 && now - started >= Math.max(unavailableWaitMs, minDrainMs)) return finish('unavailable')
