@@ -311,3 +311,25 @@ test('[real] HTTP/2 upstream (an h2c app): served over h2, and the inbound drain
   await envoy.admin('POST', '/drain_listeners?inboundonly&graceful')
   assert.deepEqual(await get(c, '/b'), { status: 200, connection: 'close', body: 'h2 /b 2.0' })
 })
+
+test('[real] a frozen Envoy (SIGSTOP): every admin call times out, the drain step reports it once and returns, never hangs', async (t) => {
+  const app = await startApp()
+  t.after(() => app.close())
+  const envoy = await startRealEnvoy({ upstream: app.url, layout: 'istio' })
+  t.after(async () => { try { process.kill(envoy.pid, 'SIGCONT') } catch {} await envoy.stop() })
+  const pooled = keepAlive(envoy.inboundUrl)
+  t.after(() => pooled.close().catch(() => {}))
+  await get(pooled)
+  const sidecar = envoySidecar({ envoyAdmin: envoy.adminUrl, timeoutMs: 200, checkIntervalMs: 100, idleQuietMs: 200, drainTimeoutMs: 1_500, drainBackoff: { initialMs: 50, factor: 2, jitter: 0 } })
+  t.after(() => sidecar.close())
+  process.kill(envoy.pid, 'SIGSTOP')
+  const problems: unknown[] = []
+  const started = Date.now()
+  await sidecar.afterWindow[0]!.run({ signal: new AbortController().signal, clock: systemClock, logger: silentLogger, problem: (e) => problems.push(e) })
+  assert.ok(Date.now() - started >= 4 * 200, 'four attempts, each to its timeout')
+  // The drain call itself never got an answer: nothing was drained, so nothing to wait for.
+  assert.deepEqual(problems.map((p) => (p as EnvoyAdminError).code), [ENVOY_ERROR_CODES.TIMEOUT])
+  assert.match((problems[0] as Error).message, /did not answer within 200 ms/)
+  process.kill(envoy.pid, 'SIGCONT')
+  assert.equal((await envoy.admin('GET', '/ready')).status, 200, 'alive again')
+})
