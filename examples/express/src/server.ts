@@ -32,7 +32,7 @@ app.get('/hello', async (req, res) => {
   res.json({ hello: 'world', state: lameduck.state })
 })
 
-lameduck.on('state', (c) => console.log(`${c.from} → ${c.to} (${c.reason})`))
+// lameduck's own log (stderr, readable; LAMEDUCK_LOG=json for JSON lines) says every transition: no need to print them here.
 server.listen(Number(process.env.PORT ?? 3000), host, () => {
   const { port } = server.address() as { port: number }
   console.log(`listening on http://${host}:${port}, admin ${lameduck.adminUrl}`)

@@ -33,7 +33,7 @@ const lameduck = await attach(server, {
   admin: { port: Number(process.env.ADMIN_PORT ?? 54199) }
 })
 
-lameduck.on('state', (c) => console.log(`${c.from} → ${c.to} (${c.reason})`))
+// lameduck's own log (stderr, readable; LAMEDUCK_LOG=json for JSON lines) says every transition: no need to print them here.
 server.listen(Number(process.env.PORT ?? 3000), host, () => {
   const { port } = server.address() as { port: number }
   console.log(`listening on http://${host}:${port}, admin ${lameduck.adminUrl}`)

@@ -31,7 +31,8 @@ describe('examples/koa', () => {
     assert.equal(stats.failed, 0, stats.errors.slice(0, 5).join('\n'))
     assert.ok(lines.some((l) => l.includes('"x-lameduck-state: draining"')), `answers while draining carry the mark: ${lines.join('\n')}`)
     assert.equal(nacos.instances('orders').filter((i) => i.port === example.port).length, 0, 'the instance left Nacos')
-    assert.ok(example.output.includes('draining → offline (drained)'), example.output.join('\n'))
+    assert.ok(example.output.some((l) => /^stderr: \d\d:\d\d:\d\d\.\d{3} INFO {2}lameduck: draining → offline \(drained, /.test(l)), `lameduck's readable log line for the transition: ${example.output.join('\n')}`)
+    assert.equal(example.output.filter((l) => l.includes('draining → offline')).length, 1, 'said once, not twice')
   })
 
   it('SIGTERM once offline: exits 0', async () => {

@@ -29,7 +29,7 @@ const lameduck = await attach(app.getHttpServer(), {
   closeApp: () => app.close()
 })
 
-lameduck.on('state', (c) => console.log(`${c.from} → ${c.to} (${c.reason})`))
+// lameduck's own log (stderr, readable; LAMEDUCK_LOG=json for JSON lines) says every transition: no need to print them here.
 await app.listen(Number(process.env.PORT ?? 3000), host)
 const { port } = app.getHttpServer().address() as { port: number }
 console.log(`listening on http://${host}:${port}, admin ${lameduck.adminUrl}`)

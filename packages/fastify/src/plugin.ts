@@ -22,6 +22,7 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     : input
   const handle = await attach(app.server, options)
   app.decorate('lameduck', handle)
+  fitKeepAlive(app, handle.lifecycle.window.totalMs)
 
   if (handle.routes !== false) {
     const route = (kind: ProbeKind) => async function lameduckProbe (_req: unknown, reply: import('fastify').FastifyReply) {
@@ -46,4 +47,26 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
   app.addHook('onClose', async function lameduckOnClose () {
     await handle.close()
   })
+}
+
+/** Fastify's own default keepAliveTimeout: above AWS ALB's 60 s idle timeout, and above most drain windows. */
+const FASTIFY_DEFAULT_KEEP_ALIVE_MS = 72_000
+/** Node's own default: what the server gets instead, or the window if that is shorter. */
+const NODE_DEFAULT_KEEP_ALIVE_MS = 5_000
+
+/**
+ * An idle keep-alive connection a client may hold longer than the window is
+ * closed at exit, racing the client's next request on it. Fastify's default
+ * (72 s) outlives every window but the longest, so an app that did not choose
+ * its own gets Node's 5 s (or the window, if shorter): the engine then has
+ * nothing to warn of. An app that passed `keepAliveTimeout` keeps it (72 000
+ * explicitly cannot be told from the default, and is changed too).
+ */
+function fitKeepAlive (app: FastifyInstance, windowMs: number): void {
+  const server = app.server as { keepAliveTimeout?: number }
+  if (app.initialConfig.keepAliveTimeout !== FASTIFY_DEFAULT_KEEP_ALIVE_MS || server.keepAliveTimeout !== FASTIFY_DEFAULT_KEEP_ALIVE_MS) return
+  if (windowMs >= FASTIFY_DEFAULT_KEEP_ALIVE_MS) return
+  const fitted = Math.max(1, Math.min(NODE_DEFAULT_KEEP_ALIVE_MS, windowMs))
+  server.keepAliveTimeout = fitted
+  app.log.debug({ lameduck: { keepAliveTimeout: fitted, windowMs } }, `lameduck: Fastify's default keepAliveTimeout (72 s) outlives the drain window (${windowMs} ms); using ${fitted} ms (pass keepAliveTimeout to Fastify to choose your own)`)
 }

@@ -147,7 +147,7 @@ export interface ResolvedSidecar {
 
 export interface ResolvedMetrics { listener: 'app' | 'admin' | false, path: string, registry: PromRegistryLike | undefined }
 
-/** Every option, checked against the type by the compiler. */
+/** Every option, checked against the type by the compiler; deprecated names are accepted, never suggested. */
 const KNOWN = {
   service: true,
   host: true,
@@ -156,11 +156,11 @@ const KNOWN = {
   metadata: true,
   registry: true,
   delayMs: true,
-  delay: true,
+  delay: 'deprecated',
   readiness: true,
   readinessTimeoutMs: true,
   warmupMs: true,
-  warmup: true,
+  warmup: 'deprecated',
   weight: true,
   windows: true,
   maxRequestMs: true,
@@ -175,7 +175,7 @@ const KNOWN = {
   serveRoutes: true,
   closeApp: true,
   terminate: true
-} satisfies Record<keyof AttachOptions, true>
+} satisfies Record<keyof AttachOptions, true | 'deprecated'>
 
 // Printable ASCII, no whitespace at either end: what survives an `authorization` header unchanged.
 const TOKEN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/

@@ -129,7 +129,8 @@ test('invalid options name the option: logger, serveRoutes, terminate, sidecar s
     [{ sidecar: { envoyAdmin: 'http://127.0.0.1:15000', drainTimeoutMs: -1 } }, /^sidecar\.drainTimeoutMs: must be a non-negative number/],
     [{ sidecar: { waitReady: true } }, /^sidecar\.envoyAdmin: required: the Envoy admin URL/],
     [{ admin: { port: 70000 } }, /^admin\.port: must be an integer from 0 to 65535, got number 70000$/],
-    [{ windos: 'kubernetes' }, /^windos: unknown option \(did you mean 'windows'\?\)/]
+    [{ windos: 'kubernetes' }, /^windos: unknown option \(did you mean 'windows'\?\)/],
+    [{ warmp: 1 }, /^warmp: unknown option \(did you mean 'warmupMs'\?\); known options are (?![\s\S]*\bwarmup\b)/]
   ]
   for (const [extra, message] of cases) {
     await assert.rejects(attach(server, { service: 'x', signals: false, admin: false, ...extra } as never), (err: Error & { code?: string }) => err.code === 'LAMEDUCK_ERR_INVALID_OPTION' && message.test(err.message))
