@@ -127,8 +127,11 @@ function sdk (s: NacosState): Sdk {
 async function started (s: NacosState, bridge: SdkBridge): Promise<void> {
   const { o } = s
   // A server that refuses the transport's API (Nacos 3.2+ and the 1.x API) fails every start the same way: say so once, by name.
-  s.protocol ??= o.serverList === undefined ? Promise.resolve() : checkProtocol(o.serverList, o.transport, o.client.ssl === true, o.readyTimeoutMs)
-  await s.protocol.catch((err: unknown) => {
+  // A server down at start proves nothing: ask again on the next call (a refusal, once seen, sticks).
+  const check = s.protocol ??= o.serverList === undefined
+    ? Promise.resolve()
+    : checkProtocol(o.serverList, o.transport, o.client.ssl === true, o.readyTimeoutMs).then((answered) => { if (!answered && s.protocol === check) s.protocol = null })
+  await check.catch((err: unknown) => {
     s.lastError = { operation: 'start', message: (err as Error).message, at: Date.now() }
     throw err
   })

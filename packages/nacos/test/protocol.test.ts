@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
-import { InvalidOptionError, LameduckError } from '@lameduck/core'
+import { InvalidOptionError, LameduckError, RegistryError } from '@lameduck/core'
 import { startNacos } from '@lameduck/devkit'
 import { NacosProtocolError, nacosDiscovery, nacosRegistry } from '@lameduck/nacos'
 import { instance } from './helpers.ts'
@@ -18,13 +18,13 @@ const GONE = JSON.stringify({
   data: null
 })
 
-async function refusingServer (): Promise<{ serverList: string, paths: string[], close: () => Promise<void> }> {
+async function refusingServer (port = 0): Promise<{ serverList: string, paths: string[], close: () => Promise<void> }> {
   const paths: string[] = []
   const server = createServer((req, res) => {
     paths.push(`${req.method} ${req.url?.split('?')[0]}`)
     res.writeHead(410, { 'content-type': 'text/html' }).end(GONE)
   })
-  server.listen(0, '127.0.0.1')
+  server.listen(port, '127.0.0.1')
   await once(server, 'listening')
   return { serverList: `127.0.0.1:${(server.address() as AddressInfo).port}`, paths, close: async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) } }
 }
@@ -43,6 +43,20 @@ test('a server refusing the 1.x client API (410 Gone): ready() and register() th
   await assert.rejects(registry.register(instance(3000)), NacosProtocolError)
   assert.deepEqual(server.paths, ['GET /nacos/v1/ns/operator/metrics'], 'asked once; no registration was sent')
   assert.match(String((registry.describe().lastError as { message: string }).message), /refuses/)
+})
+
+test('a server down at start proves nothing: once it is up and refusing, the next call names the refusal', async (t) => {
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((resolve) => probe.close(resolve))
+  const registry = nacosRegistry({ serverList: `127.0.0.1:${port}`, readyTimeoutMs: 2_000 })
+  t.after(() => registry.close())
+  const down = await registry.register(instance(3000)).then(() => null, (e: unknown) => e)
+  assert.ok(down instanceof RegistryError && !(down instanceof NacosProtocolError), `down: a registration error to retry, got ${String(down)}`)
+  const server = await refusingServer(port)
+  t.after(() => server.close())
+  await assert.rejects(registry.register(instance(3000)), (e: Error) => e instanceof NacosProtocolError && e.status === 410)
 })
 
 test('discovery on a refusing server: load() throws the same named error', async (t) => {
