@@ -52,8 +52,17 @@ export type CoreStatus = {
 }
 
 /** What the listener (plugin, engine) knows beside the lifecycle. Every field optional; absent ones read null. */
+/**
+ * What `/health/ready` answers while draining: 'fail' (503 from the start of the
+ * drain) or 'serve' (200 until the drain is over, for data planes that keep
+ * routing to serving-terminating endpoints: a single replica, externalTrafficPolicy: Local).
+ */
+export type ReadinessWhileDraining = 'fail' | 'serve'
+export const READINESS_WHILE_DRAINING: readonly ReadinessWhileDraining[] = ['fail', 'serve']
+
 export interface StatusExtras {
   connections?: ConnectionStats | null
+  readinessWhileDraining?: ReadinessWhileDraining | null
   /** ConsumerTracker.describe(), when earlyOffline is on. */
   earlyOffline?: ConsumerTrackerReport | null
   /** Why startup failed (readiness or a startup step), or null. Admin only: it may carry secrets. */
@@ -76,6 +85,7 @@ export type LifecycleStatus = CoreStatus & {
   broken: string | null
   shutdownTimeoutMs: number | null
   adminUrl: string | null
+  readinessWhileDraining: ReadinessWhileDraining | null
 }
 
 /** The /status document: the lifecycle's part plus the listener's. Every listener builds it here. */
@@ -86,7 +96,8 @@ export function buildStatus (lifecycle: Pick<Lifecycle, 'status'>, extras: Statu
     earlyOffline: extras.earlyOffline ?? null,
     broken: extras.broken ?? null,
     shutdownTimeoutMs: extras.shutdownTimeoutMs ?? null,
-    adminUrl: extras.adminUrl ?? null
+    adminUrl: extras.adminUrl ?? null,
+    readinessWhileDraining: extras.readinessWhileDraining ?? null
   }
 }
 

@@ -291,7 +291,7 @@ export class Engine {
   }
 
   probe (kind: ProbeKind): ProbeAnswer {
-    return probeAnswer(this.lifecycle, kind, this.broken)
+    return probeAnswer(this.lifecycle, kind, this.broken, this.options.readinessWhileDraining)
   }
 
   /** The /status document, built by core's one builder (the admin protocol's single definition). */
@@ -301,7 +301,8 @@ export class Engine {
       earlyOffline: this.tracker?.describe() ?? null,
       broken: this.broken?.message ?? null,
       shutdownTimeoutMs: this.options.shutdownTimeoutMs,
-      adminUrl: this.admin?.url ?? null
+      adminUrl: this.admin?.url ?? null,
+      readinessWhileDraining: this.options.readinessWhileDraining
     })
   }
 

@@ -3,7 +3,7 @@ import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { DEFAULT_ADMIN_PORT, InvalidOptionError, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, READINESS_WHILE_DRAINING, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type ReadinessWhileDraining, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -94,6 +94,11 @@ export interface LameduckOptions {
   shutdownTimeoutMs?: number
   /** End draining early once every consumer was told (all lameduck-aware). Default false. */
   earlyOffline?: boolean | { quietMs?: number }
+  /**
+   * What /health/ready answers while draining: 'fail' (default: 503 from the start of the drain) or
+   * 'serve' (200 until the drain is over: a single replica, externalTrafficPolicy: Local; see the README).
+   */
+  readinessWhileDraining?: ReadinessWhileDraining
   /** Paths of the probe routes on the app listener; false to not add them. */
   routes?: { ready?: string, live?: string } | false
   /** The Prometheus metrics: where they are served, and an optional prom-client registry. */
@@ -129,6 +134,7 @@ export interface ResolvedOptions {
   signals: NodeJS.Signals[]
   shutdownTimeoutMs: number
   earlyOffline: { quietMs: number } | false
+  readinessWhileDraining: ReadinessWhileDraining
   routes: { ready: string, live: string } | false
   metrics: ResolvedMetrics
   logger: Logger | undefined
@@ -169,6 +175,7 @@ const KNOWN = {
   signals: true,
   shutdownTimeoutMs: true,
   earlyOffline: true,
+  readinessWhileDraining: true,
   routes: true,
   metrics: true,
   logger: true,
@@ -240,6 +247,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     signals: resolveSignals(o.signals),
     shutdownTimeoutMs: checkShutdownTimeout(lifecycle.shutdownTimeoutMs, window, maxRequestMs),
     earlyOffline: resolveEarlyOffline(o.earlyOffline),
+    readinessWhileDraining: oneOf('readinessWhileDraining', o.readinessWhileDraining, READINESS_WHILE_DRAINING, 'fail'),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
     ...resolveIntegration(o)

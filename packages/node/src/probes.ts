@@ -1,19 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2'
-import type { Lifecycle } from '@lameduck/core'
+import type { Lifecycle, ReadinessWhileDraining } from '@lameduck/core'
 
 export type ProbeKind = 'ready' | 'live'
 export interface ProbeAnswer { statusCode: number, body: Record<string, unknown> }
 
 /**
  * The readiness and liveness answers, for the engine's raw routes and for a
- * framework serving the routes itself. Ready: 200 only while serving. Live:
- * 503 once startup failed (the kubelet restarts the container).
+ * framework serving the routes itself. Ready: 200 while serving, and with the
+ * 'serve' policy while draining too (the instance still serves until the drain
+ * is over). Live: 503 once startup failed (the kubelet restarts the container).
  */
-export function probeAnswer (lifecycle: Lifecycle, kind: ProbeKind, broken: Error | null): ProbeAnswer {
+export function probeAnswer (lifecycle: Lifecycle, kind: ProbeKind, broken: Error | null, whileDraining: ReadinessWhileDraining = 'fail'): ProbeAnswer {
   const state = lifecycle.state
   if (kind === 'ready') {
-    return state === 'serving' ? { statusCode: 200, body: { state, warming: lifecycle.warming } } : { statusCode: 503, body: { state } }
+    if (state === 'serving') return { statusCode: 200, body: { state, warming: lifecycle.warming } }
+    if (state === 'draining' && whileDraining === 'serve') return { statusCode: 200, body: { state, readinessWhileDraining: 'serve' } }
+    return { statusCode: 503, body: { state } }
   }
   // The state only: the app port is public, and the error's message can carry a secret (a connection
   // string in a readiness failure). The detail is in the log and in the admin /status (`broken`).
