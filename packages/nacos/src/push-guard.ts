@@ -30,6 +30,7 @@ interface Receiver {
 }
 
 const RESOLVE_EVERY_MS = 30_000
+const RESOLVE_MISS_MS = 1_000
 
 function hostOf (entry: string): string {
   const m = /^\[([^\]]+)\](?::\d+)?$/.exec(entry) ?? /^([^:]+)(?::\d+)?$/.exec(entry)
@@ -87,19 +88,26 @@ export function guardPushes (internals: NamingClientInternals, servers: () => re
   const counts: PushCounts = { accepted: 0, refused: 0, dumps: 0, lastRefusedFrom: null }
   let allowed: Promise<Set<string>> | null = null
   let resolvedAt = 0
-  const sources = (): Promise<Set<string>> => {
+  let resolvedFor = ''
+  const sources = (maxAgeMs = RESOLVE_EVERY_MS): Promise<Set<string>> => {
     const now = Date.now()
-    if (allowed === null || now - resolvedAt > RESOLVE_EVERY_MS) {
+    const list = servers().filter((entry) => entry.trim() !== '')
+    // A new list (the address server answered) is resolved at once; the same one again after maxAgeMs.
+    if (allowed === null || list.join(',') !== resolvedFor || now - resolvedAt > maxAgeMs) {
       resolvedAt = now
-      allowed = pushSources(servers())
+      resolvedFor = list.join(',')
+      allowed = pushSources(list)
     }
     return allowed
   }
   sources().catch(() => {})
   const original = handle.bind(receiver)
+  // An unknown sender may be a server the endpoint named since, or a name that moved: resolve again,
+  // at most once a second (a flood of forged packets costs one lookup a second).
+  const known = async (address: string): Promise<boolean> => (await sources()).has(address) || (await sources(RESOLVE_MISS_MS)).has(address)
   receiver._handlePushMessage = (msg, rinfo) => {
-    sources().then((set) => {
-      if (!set.has(rinfo.address)) {
+    known(rinfo.address).then((ok) => {
+      if (!ok) {
         counts.refused++
         counts.lastRefusedFrom = `${rinfo.address}:${rinfo.port}`
         if (counts.refused === 1 || counts.refused % 100 === 0) {

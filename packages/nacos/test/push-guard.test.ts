@@ -98,3 +98,18 @@ test('push sources: a remote server\'s resolved addresses; a local server adds t
   const named = await pushSources(['localhost:8848'])
   assert.ok(named.has('127.0.0.1') || named.has('::1'), 'names are resolved')
 })
+
+test('address-server mode: the servers the endpoint names later are push sources as soon as they push', async (t) => {
+  // The stand-in answers GET /nacos/serverlist with itself: it is its own address server.
+  const server = await startNacos({ pushDelayMs: 20 })
+  const provider = nacosRegistry({ serverList: server.serverList, beatIntervalMs: 1_000 })
+  const consumer = nacosDiscovery({ client: { endpoint: server.serverList } })
+  t.after(async () => { await provider.close(); await consumer.close(); await server.close() })
+  await provider.register(instance(3001))
+  assert.deepEqual((await consumer.load('orders')).map((i) => i.port), [3001])
+  await provider.register(instance(3002))
+  // By push, long before the 10 s poll.
+  await waitFor('the pushed change', () => consumer.instances('orders').length === 2, 5_000)
+  const pushes = (consumer.describe().sdk as { pushes: { refused: number, accepted: number } }).pushes
+  assert.deepEqual([pushes.refused, pushes.accepted > 0], [0, true])
+})
