@@ -64,11 +64,11 @@ function javaWatcher (consumer: JavaConsumer): Watcher {
  * API at `pollIntervalMs`. Each poll drain swaps two instances (one leaves as the other comes), so a
  * drain costs one poll period; it starts right after a poll, so it measures nearly the whole period.
  */
-export async function measureNacosPropagation (version: NacosVersion, options: { drains?: number, pollTransport?: 'v1' | 'v3', pollIntervalMs?: number } = {}): Promise<PropagationRun[]> {
+export async function measureNacosPropagation (version: NacosVersion, options: { drains?: number, pollTransport?: 'v1' | 'v3', pollIntervalMs?: number, properties?: Record<string, string | number | boolean> } = {}): Promise<PropagationRun[]> {
   const drains = options.drains ?? 20
   const pollTransport = options.pollTransport ?? 'v1'
   const pollIntervalMs = options.pollIntervalMs ?? 1_000
-  const server = await startModernNacos(version)
+  const server = await startModernNacos(version, { properties: options.properties ?? {} })
   const providers = await Promise.all([provider(), provider(), provider()])
   const [leaving, staying, spare] = providers.map((p) => p.port) as [number, number, number]
   const registry = nacosRegistry({ serverList: server.serverList, beatIntervalMs: 2_000 })
