@@ -5,6 +5,7 @@
 //   node scripts/test.ts packages/core    only files under that path
 // test/real/ (real Eureka server and Java consumer, need a JDK and Maven) runs only when named:
 //   node scripts/test.ts test/real        (npm run test:real builds the jars first)
+// test/k8s/ (a real kube-apiserver, built from Go) likewise: npm run test:k8s.
 import { spawn } from 'node:child_process'
 import { globSync } from 'node:fs'
 
@@ -14,6 +15,7 @@ const patterns = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples
 const files = patterns.flatMap((p) => globSync(p, { exclude: (f) => f.includes('node_modules') }))
   .filter((f) => roots.length === 0 || roots.some((r) => f.startsWith(r.replace(/\/$/, ''))))
   .filter((f) => !f.startsWith('test/real/') || roots.some((r) => r.replace(/\/$/, '').startsWith('test/real')))
+  .filter((f) => !f.startsWith('test/k8s/') || roots.some((r) => r.replace(/\/$/, '').startsWith('test/k8s')))
   .sort()
 
 if (files.length === 0) {

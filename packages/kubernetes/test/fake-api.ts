@@ -20,6 +20,10 @@ export interface FakeApi {
   watchStatus: number
   /** Requests seen: 'list', 'watch rv=<rv>', 'service'. */
   requests: string[]
+  /** When set, any other bearer token is answered 401. */
+  acceptToken: string | undefined
+  /** The bearer tokens requests came with. */
+  tokens: string[]
   /** Whether a Service GET finds the Service. */
   serviceExists: boolean
   /** Writes raw text to every open watch. */
@@ -31,7 +35,7 @@ export interface FakeApi {
   close: () => Promise<void>
 }
 
-export function slice (name: string, endpoints: unknown[], ports: unknown = [{ name: 'http', port: 8080, protocol: 'TCP' }], rv = '1'): Record<string, unknown> {
+export function slice (name: string, endpoints: unknown, ports: unknown = [{ name: 'http', port: 8080, protocol: 'TCP' }], rv = '1'): Record<string, unknown> {
   return { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name, resourceVersion: rv, labels: { 'kubernetes.io/service-name': 'orders' } }, addressType: 'IPv4', ports, endpoints }
 }
 
@@ -45,6 +49,13 @@ export async function fakeApi (): Promise<FakeApi> {
   let state: FakeApi
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x')
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '')
+    state.tokens.push(token)
+    if (state.acceptToken !== undefined && token !== state.acceptToken) {
+      res.writeHead(401, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }))
+      return
+    }
     if (url.pathname.includes('/services/')) {
       state.requests.push('service')
       if (!state.serviceExists) { res.writeHead(404, { 'content-type': 'application/json' }); res.end(JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'services "orders" not found', code: 404 })); return }
@@ -85,6 +96,8 @@ export async function fakeApi (): Promise<FakeApi> {
     listStatus: 0,
     watchStatus: 0,
     serviceExists: true,
+    acceptToken: undefined,
+    tokens: [],
     requests: [],
     url,
     kubeconfig,
