@@ -9,16 +9,21 @@ import { NacosProtocolError } from './errors.ts'
 // (all down at start), the caller asks again next time rather than trusting the silence.
 
 const PROBE = {
-  v1: '/nacos/v1/ns/operator/metrics',
+  // A read whose refusal names the client API's own alternative (metrics would name an admin one).
+  v1: '/nacos/v1/ns/instance/list?serviceName=lameduck-protocol-probe',
   v3: '/nacos/v3/client/ns/instance/list?serviceName=lameduck-protocol-probe'
 } as const
 
+/** The server's reason: Spring's error JSON carries Nacos's own Result JSON as its `message`. */
 function detail (body: string): string {
   let text = body
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown }
-    if (typeof parsed.message === 'string') text = parsed.message
-  } catch { /* plain text */ }
+  for (let depth = 0; depth < 2; depth++) {
+    try {
+      const parsed = JSON.parse(text) as { message?: unknown }
+      if (typeof parsed.message !== 'string') break
+      text = parsed.message
+    } catch { break }
+  }
   text = redactText(text.replace(/\s+/g, ' ').trim())
   return text.length > 300 ? `${text.slice(0, 300)}…` : text
 }

@@ -11,11 +11,14 @@ import { startNacos } from '@lameduck/devkit'
 import { NacosProtocolError, nacosDiscovery, nacosRegistry } from '@lameduck/nacos'
 import { instance } from './helpers.ts'
 
-// Nacos's own text names the context path as a Spring placeholder.
+// As Nacos 3.1.0 answered POST /nacos/v1/ns/instance with the switch off: Spring's error JSON, whose
+// message is Nacos's Result JSON (the context path is a Spring placeholder in Nacos's own text).
 const GONE = JSON.stringify({
-  code: 410,
-  message: 'Current API will be deprecated, please use API(s) `GET $' + '{contextPath:nacos}/v3/admin/ns/ops/metrics` instead, or set `nacos.core.api.compatibility.client.enabled=true` in application.properties.',
-  data: null
+  timestamp: '2026-11-27T13:14:34.614+00:00',
+  status: 410,
+  error: 'Gone',
+  message: JSON.stringify({ code: 40000, message: 'Current API will be deprecated, please use API(s) `POST $' + '{contextPath:nacos}/v3/client/ns/instance` instead, or set `nacos.core.api.compatibility.client.enabled=true` in application.properties.' }),
+  path: '/nacos/v1/ns/instance'
 })
 
 async function refusingServer (port = 0): Promise<{ serverList: string, paths: string[], close: () => Promise<void> }> {
@@ -37,11 +40,11 @@ test('a server refusing the 1.x client API (410 Gone): ready() and register() th
   assert.ok(err instanceof NacosProtocolError && err instanceof LameduckError, `got ${String(err)}`)
   assert.equal(err.code, 'LAMEDUCK_ERR_NACOS_PROTOCOL')
   assert.deepEqual([err.status, err.transport, err.server], [410, 'v1', server.serverList])
-  assert.match(err.message, /refuses the 1\.x client HTTP API the nacos npm SDK speaks \(HTTP 410: Current API will be deprecated/)
+  assert.match(err.message, /refuses the 1\.x client HTTP API the nacos npm SDK speaks \(HTTP 410: Current API will be deprecated, please use API\(s\) `POST/)
   assert.match(err.message, /transport: 'v3'/)
   assert.match(err.message, /nacos\.core\.api\.compatibility\.client\.enabled=true/)
   await assert.rejects(registry.register(instance(3000)), NacosProtocolError)
-  assert.deepEqual(server.paths, ['GET /nacos/v1/ns/operator/metrics'], 'asked once; no registration was sent')
+  assert.deepEqual(server.paths, ['GET /nacos/v1/ns/instance/list'], 'asked once; no registration was sent')
   assert.match(String((registry.describe().lastError as { message: string }).message), /refuses/)
 })
 
