@@ -3,7 +3,7 @@
 // so the comments sit exactly where a reader needs them.
 import { WINDOW_PARTS } from '@lameduck/core'
 import { formatSeconds } from './args.ts'
-import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, KILL_MARGIN_S, type Plan } from './plan.ts'
+import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, KILL_MARGIN_S, ZTUNNEL_LAG_MS, type Plan } from './plan.ts'
 
 const q = (s: string): string => JSON.stringify(s)
 
@@ -35,9 +35,17 @@ function header (plan: Plan, line: Line, commandLine: string): void {
   line('# @lameduck/fastify options:')
   line(`#   windows: ${jsWindows(plan.plugin.windows)},`)
   line(`#   maxRequestMs: ${plan.maxRequestMs},`)
-  if (plan.plugin.sidecar) line(`#   sidecar: { envoyAdmin: '${plan.plugin.sidecar.envoyAdmin}', drainTimeoutMs: ${plan.plugin.sidecar.drainTimeoutMs} },`)
+  if (plan.plugin.sidecar) line(`#   sidecar: { envoyAdmin: '${plan.plugin.sidecar.envoyAdmin}', drainTimeoutMs: ${plan.plugin.sidecar.drainTimeoutMs}, idleQuietMs: ${plan.plugin.sidecar.idleQuietMs} },`)
+  if (plan.warmup) line(`#   warmup: ${plan.warmup.ms},`)
   line(`#   shutdownTimeoutMs: ${plan.shutdownTimeoutMs},  // ${shutdownWhy(plan)}`)
   line('#')
+  sidecarPhaseLines(plan, line)
+  if (plan.ambient) {
+    line('# Istio ambient: no sidecar to drain (no sidecar option); ztunnel learns of the pod\'s')
+    line(`# deletion late (~${sec(ZTUNNEL_LAG_MS)}, istio/istio#58514): the window's endpoint term covers it, so`)
+    line('# keep the preStop: it holds the app up while ztunnel and the Services catch up.')
+    line('#')
+  }
   keepAlive(plan, line)
   line('#')
   line('# Patch for a Deployment, StatefulSet or DaemonSet: merge into spec.template')
@@ -45,6 +53,16 @@ function header (plan: Plan, line: Line, commandLine: string): void {
 }
 
 /** The server setting the drain relies on: idle keep-alive connections must not outlive the window. */
+/** The sidecar phase under @lameduck/envoy's idle rule, term by term. */
+function sidecarPhaseLines (plan: Plan, line: Line): void {
+  const p = plan.sidecarPhase
+  if (p === null) return
+  line(`# Sidecar phase: ${sec(p.ms)} = max(${sec(plan.maxRequestMs)} longest request, ${sec(p.toldToCloseMs)} until every connection`)
+  line(`# is told to close (${p.strategy === 'immediate' ? 'drain strategy immediate' : 'gradual: Envoy\'s drain time'})) + ${sec(p.idleQuietMs)} idleQuietMs + 2 × ${sec(p.checkIntervalMs)} polls${p.bounded ? `, bounded by drainTimeoutMs ${sec(p.drainTimeoutMs)}` : ''}:`)
+  line('# the drain step ends once no request is in flight and none arrived for idleQuietMs.')
+  line('#')
+}
+
 function keepAlive (plan: Plan, line: Line): void {
   const max = plan.maxKeepAliveTimeoutMs
   if (max === null) {
@@ -60,12 +78,21 @@ function keepAlive (plan: Plan, line: Line): void {
 /** spec.template.metadata: the annotations doctor reads, and Istio's proxy settings. */
 function metadata (plan: Plan, line: Line): void {
   line('spec:')
+  if (plan.warmup) {
+    line(`  # the app warms up for ${sec(plan.warmup.ms)}: the rollout takes the next old pod down only once`)
+    line('  # the new one has had its warmup (Deployment, StatefulSet, DaemonSet)')
+    line(`  minReadySeconds: ${plan.warmup.minReadySeconds}`)
+  }
   line('  template:')
   line('    metadata:')
   line('      annotations:')
   line('        # read by `lameduck doctor` to check the manifest against the same numbers')
   for (const [k, v] of Object.entries(plan.annotations)) line(`        ${k}: ${q(v)}`)
   if (plan.istio) {
+    line(`        # ${plan.istio.mode} injection (native by default from Istio 1.27): said here so the pod is the same on every mesh`)
+    line(`        sidecar.istio.io/nativeSidecar: ${q(String(plan.istio.mode === 'native'))}`)
+    line('        # the request gauges the sidecar step\'s idle rule reads (Istio\'s default stats keep no http.* stat)')
+    line(`        sidecar.istio.io/statsInclusionSuffixes: ${q(plan.istio.statsInclusionSuffixes)}`)
     const pc = plan.istio.proxyConfig
     line('        # Istio proxy settings:')
     line('        # - holdApplicationUntilProxyStarts: the app container starts only once the proxy')
@@ -88,7 +115,7 @@ function metadata (plan: Plan, line: Line): void {
 function podSpec (plan: Plan, line: Line): void {
   line('    spec:')
   line('      # kubelet SIGKILLs the pod this long after preStop starts: the plugin\'s shutdownTimeoutMs')
-  line(`      # ${sec(plan.shutdownTimeoutMs)} + ${KILL_MARGIN_S} s margin${plan.istio ? ` + ${ISTIO_MINIMUM_DRAIN_S} s for the proxy's MINIMUM_DRAIN_DURATION` : ''}`)
+  line(`      # ${sec(plan.shutdownTimeoutMs)}${'sleep' in plan.preStop || plan.preStop.exec.command[0] === 'sleep' ? ' after the preStop sleep' : ''} + ${KILL_MARGIN_S} s margin${plan.istio ? ` + ${ISTIO_MINIMUM_DRAIN_S} s for the proxy's MINIMUM_DRAIN_DURATION` : ''}`)
   line(`      terminationGracePeriodSeconds: ${plan.terminationGracePeriodSeconds}`)
   if (plan.sidecar === 'native') {
     line('      initContainers:')
@@ -106,10 +133,21 @@ function appContainer (plan: Plan, line: Line): void {
   line(`        - name: ${plan.container}`)
   line('          lifecycle:')
   line('            preStop:')
-  line('              exec:')
-  line(`                # blocks until the app is offline: deregistered, the ${sec(w.totalMs)} window passed,`)
-  line(`                # ${plan.sidecar ? 'the sidecar drained, ' : ''}nothing in flight; kubelet sends SIGTERM after it`)
-  line(`                command: [${plan.preStop.exec.command.map(q).join(', ')}]`)
+  const hook = plan.preStop
+  if ('sleep' in hook) {
+    line(`              # ${plan.preStopWhy}`)
+    line('              sleep:')
+    line(`                seconds: ${hook.sleep.seconds}`)
+  } else if (hook.exec.command[0] === 'sleep') {
+    line('              exec:')
+    line(`                # ${plan.preStopWhy}`)
+    line(`                command: [${hook.exec.command.map(q).join(', ')}]`)
+  } else {
+    line('              exec:')
+    line(`                # blocks until the app is offline: deregistered, the ${sec(w.totalMs)} window passed,`)
+    line(`                # ${plan.sidecar ? 'the sidecar drained, ' : ''}nothing in flight; kubelet sends SIGTERM after it`)
+    line(`                command: [${hook.exec.command.map(q).join(', ')}]`)
+  }
   const p = plan.readinessProbe
   line('          readinessProbe:')
   line(`            # 503 from the start of a drain: out of the Service within ${p.periodSeconds} × ${p.failureThreshold} = ${p.periodSeconds * p.failureThreshold} s`)
@@ -123,7 +161,7 @@ function appContainer (plan: Plan, line: Line): void {
 
 /** The istio-proxy container's preStop (wait-drained). */
 function istioProxy (plan: Plan, line: Line): void {
-  if (plan.istio) {
+  if (plan.istio?.sidecarPreStop) {
     line('        - name: istio-proxy  # merged by Istio into the injected sidecar')
     line('          image: auto')
     line('          lifecycle:')
@@ -137,7 +175,7 @@ function istioProxy (plan: Plan, line: Line): void {
 
 function shutdownWhy (plan: Plan): string {
   const parts = [`${formatSeconds(plan.window.totalMs)} window`]
-  if (plan.plugin.sidecar) parts.push(`${formatSeconds(plan.plugin.sidecar.drainTimeoutMs)} sidecar drain`)
+  if (plan.sidecarPhase) parts.push(`${formatSeconds(plan.sidecarPhase.ms)} sidecar phase`)
   parts.push(`${formatSeconds(plan.maxRequestMs)} longest request`, `${formatSeconds(CLOSE_SLACK_MS)} close`)
   return parts.join(' + ')
 }

@@ -15,6 +15,12 @@ export const ISTIO_MINIMUM_DRAIN_S = 5
 export const ISTIO_ENVOY_ADMIN = 'http://127.0.0.1:15000'
 /** Envoy's customary admin address (its docs and examples). */
 export const ENVOY_ADMIN = 'http://127.0.0.1:9901'
+/** @lameduck/envoy's sidecar defaults for the idle rule (packages/envoy/README.md). */
+export const DEFAULT_IDLE_QUIET_MS = 2_000
+export const DEFAULT_CHECK_INTERVAL_MS = 1_000
+/** Envoy's own default --drain-time-s (600) with --drain-strategy gradual. */
+export const ENVOY_DEFAULT_DRAIN_TIME_MS = 600_000
+export type EnvoyDrainStrategy = 'immediate' | 'gradual'
 export const WINDOWS_ANNOTATION = 'lameduck.dev/windows'
 export const MAX_REQUEST_ANNOTATION = 'lameduck.dev/max-request-ms'
 
@@ -30,9 +36,29 @@ export interface PlanInput {
   container?: string
   /** App port for the readiness probe. Default 3000. */
   port?: number
+  envoyDrainStrategy?: EnvoyDrainStrategy
+  envoyDrainTimeMs?: number
+  idleQuietMs?: number
+  /** The cluster's Kubernetes minor version (1.34 → 34); decides the preStop form. Default 34. */
+  kubernetesMinor?: number
+  /** The image has no lameduck CLI: the app's SIGTERM path does the drain after a preStop sleep. */
+  noCli?: boolean
+  /** The app's warmupMs: minReadySeconds and every balancer's ramp. */
+  warmupMs?: number
+  /** Istio: 'native' (default from 1.27) or 'classic' injection. Default 'native'. */
+  istioMode?: 'classic' | 'native'
+  /** Istio ambient: no sidecar to drain; the window's endpoint term must cover ztunnel's lag. */
+  ambient?: boolean
+  /** The workload's name and app label, for the resources. Default 'orders'. */
+  name?: string
 }
 
 export interface ExecHook { exec: { command: string[] } }
+export type PreStop = ExecHook | { sleep: { seconds: number } }
+/** The sleep action is GA (on by default, no feature gate) from Kubernetes 1.34 (KEP-3960, KEP-4818). */
+export const SLEEP_ACTION_MINOR = 34
+/** ztunnel learns of a pod's deletion 200–500 ms after its container exits (istio/istio#58514): a window term. */
+export const ZTUNNEL_LAG_MS = 1_000
 
 export interface Plan {
   window: PropagationWindow
@@ -43,8 +69,10 @@ export interface Plan {
     windows: WindowsInput
     maxRequestMs: number
     shutdownTimeoutMs: number
-    sidecar?: { envoyAdmin: string, drainTimeoutMs: number }
+    sidecar?: { envoyAdmin: string, drainTimeoutMs: number, idleQuietMs: number }
   }
+  /** The sidecar phase under the idle rule (null without a sidecar). */
+  sidecarPhase: SidecarPhase | null
   shutdownTimeoutMs: number
   /**
    * The app server's keepAliveTimeout at most: the window in whole seconds (the
@@ -54,7 +82,13 @@ export interface Plan {
   maxKeepAliveTimeoutMs: number | null
   terminationGracePeriodSeconds: number
   container: string
-  preStop: ExecHook
+  preStop: PreStop
+  /** Why this preStop form. */
+  preStopWhy: string
+  /** The app's warmup, and what follows from it (null: no warmup given). */
+  warmup: { ms: number, minReadySeconds: number, seconds: number } | null
+  ambient: boolean
+  name: string
   readinessProbe: { httpGet: { path: string, port: number }, periodSeconds: number, failureThreshold: number }
   annotations: Record<string, string>
   istio: {
@@ -63,7 +97,10 @@ export interface Plan {
       terminationDrainDuration: string
       proxyMetadata: { EXIT_ON_ZERO_ACTIVE_CONNECTIONS: 'true', MINIMUM_DRAIN_DURATION: string }
     }
-    sidecarPreStop: ExecHook
+    /** null with native injection: kubelet stops the proxy after the app by itself. */
+    sidecarPreStop: ExecHook | null
+    mode: 'classic' | 'native'
+    statsInclusionSuffixes: string
   } | null
 }
 
@@ -72,12 +109,48 @@ export interface BudgetInput {
   maxRequestMs?: number | undefined
   sidecar: 'istio' | 'native' | null
   sidecarDrainTimeoutMs?: number | undefined
+  /** How Envoy tells connections to close: Istio runs it 'immediate'; Envoy's own default is 'gradual'. */
+  envoyDrainStrategy?: EnvoyDrainStrategy | undefined
+  /** Envoy's --drain-time-s, in ms (gradual only). Default 600000. */
+  envoyDrainTimeMs?: number | undefined
+  idleQuietMs?: number | undefined
+  checkIntervalMs?: number | undefined
+}
+
+export interface SidecarPhase {
+  /** The sidecar drain step as planned: at most drainTimeoutMs. */
+  ms: number
+  drainTimeoutMs: number
+  /** When every remaining connection has been told to close: 0 (healthcheck, immediate) or the drain time (gradual). */
+  toldToCloseMs: number
+  idleQuietMs: number
+  checkIntervalMs: number
+  strategy: EnvoyDrainStrategy
+  /** The formula hit drainTimeoutMs. */
+  bounded: boolean
+}
+
+/**
+ * The sidecar phase under @lameduck/envoy's idle rule: it ends once the last
+ * request finished and every connection left was told to close, then stayed
+ * quiet for idleQuietMs (two polls to see it): max(longest request, told-to-close)
+ * + idleQuietMs + 2 × checkIntervalMs, bounded by drainTimeoutMs.
+ */
+export function sidecarPhase (input: { maxRequestMs: number, sidecar: 'istio' | 'native', drainTimeoutMs?: number | undefined, strategy?: EnvoyDrainStrategy | undefined, drainTimeMs?: number | undefined, idleQuietMs?: number | undefined, checkIntervalMs?: number | undefined }): SidecarPhase {
+  const drainTimeoutMs = input.drainTimeoutMs ?? DEFAULT_SIDECAR_DRAIN_TIMEOUT_MS
+  const strategy = input.strategy ?? (input.sidecar === 'istio' ? 'immediate' : 'gradual')
+  const toldToCloseMs = strategy === 'immediate' ? 0 : (input.drainTimeMs ?? ENVOY_DEFAULT_DRAIN_TIME_MS)
+  const idleQuietMs = input.idleQuietMs ?? DEFAULT_IDLE_QUIET_MS
+  const checkIntervalMs = input.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS
+  const formula = Math.max(input.maxRequestMs, toldToCloseMs) + idleQuietMs + 2 * checkIntervalMs
+  return { ms: Math.min(drainTimeoutMs, formula), drainTimeoutMs, toldToCloseMs, idleQuietMs, checkIntervalMs, strategy, bounded: formula > drainTimeoutMs }
 }
 
 export interface Budget {
   maxRequestMs: number
-  /** 0 without a sidecar. */
+  /** 0 without a sidecar: the sidecar phase under the idle rule. */
   sidecarDrainMs: number
+  sidecarPhase: SidecarPhase | null
   /** The plugin's default shutdownTimeoutMs (core's shutdown budget). */
   shutdownTimeoutMs: number
   /** What the pod needs before kubelet may SIGKILL it: the plugin's bound, plus Istio's own drain after it. */
@@ -91,11 +164,14 @@ export interface Budget {
  */
 export function shutdownBudget (input: BudgetInput): Budget {
   const maxRequestMs = input.maxRequestMs ?? DEFAULT_MAX_REQUEST_MS
-  const sidecarDrainMs = input.sidecar !== null ? (input.sidecarDrainTimeoutMs ?? DEFAULT_SIDECAR_DRAIN_TIMEOUT_MS) : 0
-  // The plugin's own default: window + sidecar drain + longest request + close.
+  const phase = input.sidecar === null
+    ? null
+    : sidecarPhase({ maxRequestMs, sidecar: input.sidecar, drainTimeoutMs: input.sidecarDrainTimeoutMs, strategy: input.envoyDrainStrategy, drainTimeMs: input.envoyDrainTimeMs, idleQuietMs: input.idleQuietMs, checkIntervalMs: input.checkIntervalMs })
+  const sidecarDrainMs = phase?.ms ?? 0
+  // Core's budget: window + sidecar phase + longest request + close.
   const shutdownTimeoutMs = defaultShutdownTimeoutMs(input.windowMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarDrainMs })
   const podNeedsMs = shutdownTimeoutMs + (input.sidecar === 'istio' ? ISTIO_MINIMUM_DRAIN_S * 1000 : 0)
-  return { maxRequestMs, sidecarDrainMs, shutdownTimeoutMs, podNeedsMs, terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs) }
+  return { maxRequestMs, sidecarDrainMs, sidecarPhase: phase, shutdownTimeoutMs, podNeedsMs, terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs) }
 }
 
 /** terminationGracePeriodSeconds for a pod that needs `ms`: rounded up, plus the kill margin. */
@@ -106,9 +182,11 @@ export function graceSecondsFor (ms: number): number {
 /** Computes the plan. Throws InvalidOptionError (from core) on bad windows. */
 export function computePlan (input: PlanInput): Plan {
   const window = propagationWindow(input.windows, 'windows')
-  const istio = input.sidecar === 'istio'
-  const sidecar = input.sidecar ?? null
-  const { maxRequestMs, sidecarDrainMs, shutdownTimeoutMs, terminationGracePeriodSeconds } = shutdownBudget({ windowMs: window.totalMs, maxRequestMs: input.maxRequestMs, sidecar, sidecarDrainTimeoutMs: input.sidecarDrainTimeoutMs })
+  const ambient = input.ambient === true
+  const sidecar = ambient ? null : (input.sidecar ?? null)
+  const istio = sidecar === 'istio'
+  const budget = shutdownBudget({ windowMs: window.totalMs, maxRequestMs: input.maxRequestMs, sidecar, sidecarDrainTimeoutMs: input.sidecarDrainTimeoutMs, envoyDrainStrategy: input.envoyDrainStrategy, envoyDrainTimeMs: input.envoyDrainTimeMs, idleQuietMs: input.idleQuietMs })
+  const { maxRequestMs, shutdownTimeoutMs } = budget
   // The probe must take the pod out of the Service well inside the window after
   // a manual /offline (termination removes the endpoint by itself).
   const fast = window.totalMs > 0 && window.totalMs < 4_000
@@ -116,18 +194,44 @@ export function computePlan (input: PlanInput): Plan {
     [WINDOWS_ANNOTATION]: typeof input.windows === 'string' ? input.windows : JSON.stringify(input.windows),
     [MAX_REQUEST_ANNOTATION]: String(maxRequestMs)
   }
+  if (sidecar !== null) annotations['lameduck.dev/sidecar'] = sidecar
+  const warmup = input.warmupMs !== undefined && input.warmupMs > 0
+    ? { ms: input.warmupMs, minReadySeconds: Math.ceil(input.warmupMs / 1000), seconds: Math.ceil(input.warmupMs / 1000) }
+    : null
+  if (warmup !== null) annotations['lameduck.dev/warmup-ms'] = String(warmup.ms)
   const plugin: Plan['plugin'] = { windows: input.windows, maxRequestMs, shutdownTimeoutMs }
-  if (sidecar !== null) plugin.sidecar = { envoyAdmin: input.envoyAdmin ?? (istio ? ISTIO_ENVOY_ADMIN : ENVOY_ADMIN), drainTimeoutMs: sidecarDrainMs }
+  if (budget.sidecarPhase !== null) plugin.sidecar = { envoyAdmin: input.envoyAdmin ?? (istio ? ISTIO_ENVOY_ADMIN : ENVOY_ADMIN), drainTimeoutMs: budget.sidecarPhase.drainTimeoutMs, idleQuietMs: budget.sidecarPhase.idleQuietMs }
+
+  // The preStop: `lameduck prestop` where the image has the CLI; else the sleep
+  // action (1.34+), and the app's SIGTERM path drains after it.
+  const minor = input.kubernetesMinor ?? SLEEP_ACTION_MINOR
+  const sleepSeconds = Math.ceil(window.totalMs / 1000)
+  let preStop: PreStop = { exec: { command: ['lameduck', 'prestop'] } }
+  let preStopWhy = 'blocks until the app is offline'
+  let podNeedsMs = budget.podNeedsMs
+  if (input.noCli === true) {
+    preStop = minor >= SLEEP_ACTION_MINOR ? { sleep: { seconds: sleepSeconds } } : { exec: { command: ['sleep', String(sleepSeconds)] } }
+    preStopWhy = minor >= SLEEP_ACTION_MINOR
+      ? `no CLI in the image: kubelet's own sleep action (Kubernetes >= 1.${SLEEP_ACTION_MINOR}) for the window, then the app's SIGTERM path drains`
+      : `no CLI in the image and no sleep action before Kubernetes 1.${SLEEP_ACTION_MINOR}: the image's sleep binary for the window, then the app's SIGTERM path drains`
+    podNeedsMs = sleepSeconds * 1000 + budget.podNeedsMs
+  }
+  const istioMode = input.istioMode ?? 'native'
   return {
     window,
     maxRequestMs,
     sidecar,
     plugin,
+    sidecarPhase: budget.sidecarPhase,
     shutdownTimeoutMs,
     maxKeepAliveTimeoutMs: window.totalMs >= 1_000 ? Math.floor(window.totalMs / 1000) * 1000 : null,
-    terminationGracePeriodSeconds,
+    terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs),
     container: input.container ?? 'app',
-    preStop: { exec: { command: ['lameduck', 'prestop'] } },
+    preStop,
+    preStopWhy,
+    warmup,
+    ambient,
+    name: input.name ?? 'orders',
     readinessProbe: { httpGet: { path: '/health/ready', port: input.port ?? 3000 }, periodSeconds: fast ? 1 : 2, failureThreshold: fast ? 1 : 2 },
     annotations,
     istio: istio
@@ -137,7 +241,9 @@ export function computePlan (input: PlanInput): Plan {
             terminationDrainDuration: `${ISTIO_MINIMUM_DRAIN_S}s`,
             proxyMetadata: { EXIT_ON_ZERO_ACTIVE_CONNECTIONS: 'true', MINIMUM_DRAIN_DURATION: `${ISTIO_MINIMUM_DRAIN_S}s` }
           },
-          sidecarPreStop: { exec: { command: ['lameduck', 'wait-drained'] } }
+          sidecarPreStop: istioMode === 'classic' ? { exec: { command: ['lameduck', 'wait-drained'] } } : null,
+          mode: istioMode,
+          statsInclusionSuffixes: 'downstream_rq_active,downstream_rq_total'
         }
       : null
   }

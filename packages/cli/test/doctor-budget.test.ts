@@ -104,7 +104,7 @@ test('doctor sees Istio injection enabled on the Namespace in the same input (is
   assert.deepEqual(await codes(app), [], 'no injection anywhere: no sidecar findings')
   for (const labels of [{ 'istio-injection': 'enabled' }, { 'istio.io/rev': 'canary' }] as Array<Record<string, string>>) {
     const yaml = `${namespace('shop', labels)}---\n${app}`
-    assert.deepEqual(await codes(yaml), ['istio-hold-off', 'sidecar-stops-first'], JSON.stringify(labels))
+    assert.deepEqual(await codes(yaml), ['istio-hold-off', 'istio-idle-stats', 'sidecar-stops-first'], JSON.stringify(labels))
     const { result } = await doctorJson(yaml)
     assert.equal(result.objects.find((o) => o.object === 'Deployment/orders')!.budget!.sidecar, 'istio')
     assert.match(result.findings.find((f) => f.code === 'sidecar-stops-first')!.message, /Namespace\/shop enables injection/)
@@ -115,12 +115,12 @@ test('doctor sees Istio injection enabled on the Namespace in the same input (is
   assert.deepEqual(await codes(`${namespace('shop', { 'istio-injection': 'enabled' })}---\n${deployment({ labels: { 'sidecar.istio.io/inject': 'false' }, grace: 200 })}`), [])
   // Its own namespace named explicitly works with several Namespaces in the file.
   const two = `${namespace('a', {})}---\n${namespace('shop', { 'istio-injection': 'enabled' })}---\n${deployment({ namespace: 'shop', grace: 200 })}`
-  assert.deepEqual(await codes(two), ['istio-hold-off', 'sidecar-stops-first'])
+  assert.deepEqual(await codes(two), ['istio-hold-off', 'istio-idle-stats', 'sidecar-stops-first'])
 })
 
 test('doctor --sidecar istio|native|none overrides what the manifest says', async () => {
   const app = deployment({ annotations: { 'lameduck.dev/windows': 'kubernetes' }, grace: 200 })
-  assert.deepEqual((await doctorJson(app, '--sidecar', 'istio')).result.findings.map((f) => f.code).sort(), ['istio-hold-off', 'sidecar-stops-first'])
+  assert.deepEqual((await doctorJson(app, '--sidecar', 'istio')).result.findings.map((f) => f.code).sort(), ['istio-hold-off', 'istio-idle-stats', 'sidecar-stops-first'])
   const injected = `${namespace('shop', { 'istio-injection': 'enabled' })}---\n${app}`
   const none = await doctorJson(injected, '--sidecar', 'none')
   assert.deepEqual(none.result.findings, [])

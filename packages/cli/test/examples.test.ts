@@ -16,11 +16,13 @@ const manifests = readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort(
 const PLANNED: Record<string, Omit<PlanInput, 'windows'>> = {
   '01-kubernetes-service.yaml': { maxRequestMs: 5_000 },
   '02-eureka-provider.yaml': { maxRequestMs: 5_000 },
-  '03-istio-sidecar.yaml': { maxRequestMs: 5_000, sidecar: 'istio' },
-  '04-native-sidecar.yaml': { maxRequestMs: 5_000, sidecar: 'native' }
+  '03-istio-sidecar.yaml': { maxRequestMs: 5_000, sidecar: 'istio', istioMode: 'classic' },
+  '04-native-sidecar.yaml': { maxRequestMs: 5_000, sidecar: 'native', envoyDrainStrategy: 'immediate' },
+  '05-istio-native.yaml': { maxRequestMs: 5_000, sidecar: 'istio' },
+  '06-istio-ambient.yaml': { maxRequestMs: 5_000, ambient: true, warmupMs: 30_000 }
 }
 
-test('examples/k8s: the four examples are there', () => {
+test('examples/k8s: the six examples are there', () => {
   assert.deepEqual(manifests, Object.keys(PLANNED))
 })
 
@@ -40,12 +42,21 @@ for (const file of manifests) {
     const template = workload.spec.template
     const plan = computePlan({ windows: template.metadata.annotations['lameduck.dev/windows'], ...PLANNED[file] })
     assert.equal(template.spec.terminationGracePeriodSeconds, plan.terminationGracePeriodSeconds)
+    if (plan.warmup) assert.equal(workload.spec.minReadySeconds, plan.warmup.minReadySeconds)
+    for (const [k, v] of Object.entries(plan.annotations)) assert.equal(template.metadata.annotations[k], v, k)
+    if (plan.istio) {
+      assert.equal(template.metadata.annotations['sidecar.istio.io/nativeSidecar'], String(plan.istio.mode === 'native'))
+      assert.equal(template.metadata.annotations['sidecar.istio.io/statsInclusionSuffixes'], plan.istio.statsInclusionSuffixes)
+    }
+    // every example says how it was planned
+    assert.match(text, /^# Numbers: `lameduck plan /m)
     assert.equal(template.metadata.annotations['lameduck.dev/max-request-ms'], String(plan.maxRequestMs))
     assert.ok(text.includes(`shutdownTimeoutMs ${plan.shutdownTimeoutMs / 1000} s`), 'the header comment states the plugin\'s shutdownTimeoutMs')
-    if (PLANNED[file]!.sidecar === 'istio') {
+    if (PLANNED[file]!.istioMode === 'classic') {
       assert.match(text, /wait-drained/)
       assert.match(text, /holdApplicationUntilProxyStarts: true/)
     }
+    if (PLANNED[file]!.sidecar === 'istio' && PLANNED[file]!.istioMode !== 'classic') assert.doesNotMatch(text, /name: istio-proxy/)
     if (PLANNED[file]!.sidecar === 'native') assert.match(text, /restartPolicy: Always/)
   })
 }

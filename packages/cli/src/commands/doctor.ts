@@ -5,25 +5,22 @@ import { checkFlag, msFlag, parseFlags, stringFlag, UsageError } from '../args.t
 import { checkObjects } from '../doctor/checks.ts'
 import { loadManifests, ManifestError, type ManifestObject } from '../doctor/manifest.ts'
 import { renderText, summarize } from '../doctor/report.ts'
-import { SIDECAR_FLAGS, type SidecarFlag } from '../doctor/sidecar.ts'
+import { parseIstioVersion, SIDECAR_FLAGS, type SidecarFlag } from '../doctor/sidecar.ts'
+import { CHECKS } from '../doctor/catalog.ts'
 import { windowsFlag } from '../doctor/windows.ts'
 
 const help = `Usage: lameduck doctor FILE.yaml... | - [--windows PRESET] [--max-request-ms N]
-                      [--sidecar istio|native|none] [--strict] [--json]
+                      [--sidecar istio|native|none] [--istio-version X.Y]
+                      [--strict] [--json]
 
 Checks Deployments, StatefulSets, DaemonSets and Pods (multi-document YAML and
 kind: List) for what loses requests in a rolling deploy, and names the line:
 
-  error    prestop-missing            app container without a preStop hook
-  error    grace-too-short            preStop + window longer than terminationGracePeriodSeconds
-  error    sleep-shorter-than-window  a 'sleep N' preStop shorter than the window
-  error    readiness-missing          app container without a readinessProbe
-  warning  readiness-slow             periodSeconds × failureThreshold longer than the window
-  error    sidecar-stops-first        an Envoy/istio-proxy container that can stop before the app
-  warning  istio-hold-off             Istio sidecar without holdApplicationUntilProxyStarts
-  warning  etp-local                  Service with externalTrafficPolicy: Local (trade-off)
-  warning  nginx-pod-upstream         ingress-nginx Ingress without service-upstream (trade-off)
-  error    bad-annotation             a lameduck.dev/* annotation that cannot be read
+${CHECKS.map((c) => `  ${c.severity.padEnd(8)} ${c.code.padEnd(26)} ${c.what}`).join('\n')}
+
+Gateway API routes, Envoy Gateway (EnvoyProxy, BackendTrafficPolicy), Istio
+DestinationRules, PodDisruptionBudgets, HPAs and GKE BackendConfigs are read
+for the workloads they reach; other kinds and CRDs are listed as skipped.
 
 The window a pod is checked against: --windows, else the pod template's (or the
 workload's) annotation lameduck.dev/windows (a preset, or JSON parts such as
@@ -36,7 +33,14 @@ close (+ 5 s for Istio's proxy drain), plus a 5 s margin before SIGKILL.
 The sidecar: --sidecar, else Istio injection (the pod's sidecar.istio.io/inject
 or istio.io/rev label, or its Namespace's istio-injection=enabled or
 istio.io/rev label when the input holds the Namespace), else the proxy
-containers the pod declares. The app containers: the annotation
+containers the pod declares. Istio: native sidecars (stopped after the app)
+with annotation sidecar.istio.io/nativeSidecar: "true", or from Istio 1.27 on
+(--istio-version, else the manifest's proxyv2 image tag or an istio.io/rev
+label such as 1-27); ambient with label istio.io/dataplane-mode: ambient on
+the pod or its Namespace. The app's warmup: annotation lameduck.dev/warmup-ms;
+its readinessWhileDraining: annotation lameduck.dev/readiness-while-draining
+or env LAMEDUCK_READINESS_WHILE_DRAINING ('fail', the default, or 'serve').
+The app containers: the annotation
 lameduck.dev/container (comma-separated names), else the containers with ports
 that are not proxies.
 
@@ -46,6 +50,7 @@ Options:
                        (default: the annotation, else 30000)
   --sidecar KIND       istio (injected istio-proxy), native (Envoy as a native
                        sidecar), none: overrides what the manifest says
+  --istio-version X.Y  the mesh's Istio (native sidecars by default from 1.27)
   --strict             warnings fail too (exit 1)
   --json               print the result as JSON
   -h, --help           show this help
@@ -65,6 +70,7 @@ async function run (ctx: CommandContext): Promise<number> {
     windows: { type: 'string' },
     'max-request-ms': { type: 'string' },
     sidecar: { type: 'string' },
+    'istio-version': { type: 'string' },
     strict: { type: 'boolean' },
     json: { type: 'boolean' }
   }, true)
@@ -74,6 +80,10 @@ async function run (ctx: CommandContext): Promise<number> {
   const maxRequestMs = msFlag(values, 'max-request-ms')
   const rawSidecar = stringFlag(values, 'sidecar')
   const sidecar = rawSidecar === undefined ? undefined : checkFlag(() => oneOf<SidecarFlag>('--sidecar', rawSidecar, SIDECAR_FLAGS, 'none'))
+
+  const rawIstio = stringFlag(values, 'istio-version')
+  const istioVersion = rawIstio === undefined ? undefined : parseIstioVersion(rawIstio)
+  if (rawIstio !== undefined && istioVersion === undefined) throw new UsageError(`--istio-version must look like 1.27 (got '${rawIstio}')`)
 
   const objects: ManifestObject[] = []
   for (const file of positionals) {
@@ -95,14 +105,14 @@ async function run (ctx: CommandContext): Promise<number> {
     }
   }
 
-  const { findings, checked, workloads } = checkObjects(objects, { window, maxRequestMs, sidecar })
+  const { findings, checked, workloads, checks } = checkObjects(objects, { window, maxRequestMs, sidecar, istioVersion })
   const files = positionals.map((f) => (f === '-' ? '<stdin>' : f))
-  const result = summarize(files, checked, findings, values.strict === true)
+  const result = summarize(files, checked, findings, values.strict === true, checks)
   if (values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n')
   else ctx.stdout.write(renderText(result))
   if (workloads === 0) {
     // A Service or an Ingress alone says nothing about how pods stop: a wrong file, or a chart rendered without its workloads.
-    ctx.stderr.write(`lameduck doctor: no workload in ${files.join(', ')}: found ${checked.length === 0 ? 'nothing it checks' : checked.map((c) => c.object).join(', ')}. Give the Deployment, StatefulSet, DaemonSet or Pod (with its Service and Ingress, if any), e.g. helm template ./chart | lameduck doctor -\n`)
+    ctx.stderr.write(`lameduck doctor: no workload in ${files.join(', ')}: found ${checked.every((c) => c.note !== undefined || !/^(Service|Ingress)\//.test(c.object)) ? 'nothing it checks' : checked.filter((c) => c.note === undefined).map((c) => c.object).join(', ')}. Give the Deployment, StatefulSet, DaemonSet or Pod (with its Service and Ingress, if any), e.g. helm template ./chart | lameduck doctor -\n`)
     return EXIT.USAGE
   }
   return result.ok ? EXIT.OK : EXIT.FAILED

@@ -1,8 +1,10 @@
 import { InvalidOptionError, WINDOW_PARTS, WINDOW_PRESETS, isWindowPreset, type WindowParts, type WindowsInput } from '@lameduck/core'
 import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { integerFlag, msFlag, parseFlags, stringFlag, UsageError, urlFlag } from '../args.ts'
-import { computePlan } from '../plan.ts'
+import { computePlan, type EnvoyDrainStrategy } from '../plan.ts'
 import { renderPlanYaml } from '../plan-yaml.ts'
+import { renderResources } from '../plan-resources.ts'
+import { parseIstioVersion, versionAtLeast, ISTIO_NATIVE_DEFAULT } from '../doctor/sidecar.ts'
 
 const PART_FLAGS: Record<keyof WindowParts, string> = {
   serverCacheMs: 'server-cache-ms',
@@ -41,6 +43,22 @@ Options:
                             the plugin's sidecar.drainTimeoutMs (default 30000)
   --envoy-admin URL         the plugin's sidecar.envoyAdmin (default
                             http://127.0.0.1:15000 for istio, :9901 for native)
+  --envoy-drain-strategy S  immediate (Istio's, and after /healthcheck/fail) or gradual
+                            (Envoy's default): when connections are told to close
+  --envoy-drain-time-ms N   Envoy's --drain-time-s in ms, for gradual (default 600000)
+  --idle-quiet-ms N         the sidecar's idleQuietMs (default 2000): the sidecar phase
+                            is max(longest request, told-to-close) + idleQuietMs + 2 polls,
+                            at most --sidecar-drain-timeout-ms
+  --istio-version X.Y       with --sidecar istio: native injection from 1.27 (default),
+                            classic before (adds the istio-proxy wait-drained preStop)
+  --ambient                 Istio ambient (ztunnel): no sidecar drain; the preStop stays
+  --kubernetes-version X.Y  the cluster's version (default 1.34): decides the preStop form
+  --no-cli                  the image has no lameduck CLI: a preStop sleep for the window
+                            (the sleep action from 1.34), then the app's SIGTERM path drains
+  --warmup-ms N             the app's warmup: minReadySeconds, and with --resources the
+                            Istio, Envoy Gateway and APISIX slow start from the same number
+  --resources               also print the PodDisruptionBudget and the balancers' warmup
+  --name NAME               the workload's name and app label in --resources (default orders)
   --container NAME          app container name in the patch (default app)
   --port N                  app port for the readiness probe (default 3000)
   --json                    print the plan as JSON instead
@@ -63,6 +81,16 @@ async function run (ctx: CommandContext): Promise<number> {
     'envoy-admin': { type: 'string' },
     container: { type: 'string' },
     port: { type: 'string' },
+    'envoy-drain-strategy': { type: 'string' },
+    'envoy-drain-time-ms': { type: 'string' },
+    'idle-quiet-ms': { type: 'string' },
+    'istio-version': { type: 'string' },
+    ambient: { type: 'boolean' },
+    'kubernetes-version': { type: 'string' },
+    'no-cli': { type: 'boolean' },
+    'warmup-ms': { type: 'string' },
+    resources: { type: 'boolean' },
+    name: { type: 'string' },
     json: { type: 'boolean' }
   }
   for (const flag of Object.values(PART_FLAGS)) options[flag] = { type: 'string' }
@@ -87,6 +115,20 @@ async function run (ctx: CommandContext): Promise<number> {
   const port = integerFlag(values, 'port', 'a port number')
   if (port !== undefined && (port < 1 || port > 65535)) throw new UsageError(`--port must be 1–65535 (got ${port})`)
 
+  const strategy = stringFlag(values, 'envoy-drain-strategy')
+  if (strategy !== undefined && strategy !== 'immediate' && strategy !== 'gradual') throw new UsageError(`--envoy-drain-strategy must be 'immediate' or 'gradual' (got '${strategy}')`)
+  const rawIstio = stringFlag(values, 'istio-version')
+  const istioVersion = rawIstio === undefined ? undefined : parseIstioVersion(rawIstio)
+  if (rawIstio !== undefined && istioVersion === undefined) throw new UsageError(`--istio-version must look like 1.27 (got '${rawIstio}')`)
+  if (rawIstio !== undefined && sidecar !== 'istio') throw new UsageError('--istio-version needs --sidecar istio')
+  const ambient = values.ambient === true
+  if (ambient && sidecar !== undefined) throw new UsageError('--ambient has no sidecar to drain: leave out --sidecar (ztunnel carries the traffic)')
+  const rawK8s = stringFlag(values, 'kubernetes-version')
+  const k8s = rawK8s === undefined ? undefined : /^v?1\.(\d+)(\.\d+)?$/.exec(rawK8s.trim())
+  if (rawK8s !== undefined && (k8s === null || k8s === undefined)) throw new UsageError(`--kubernetes-version must look like 1.34 (got '${rawK8s}')`)
+  const name = stringFlag(values, 'name')
+  if (name !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) throw new UsageError(`--name must be a DNS label, e.g. orders (got '${name}')`)
+
   let plan
   try {
     plan = computePlan({
@@ -96,7 +138,16 @@ async function run (ctx: CommandContext): Promise<number> {
       envoyAdmin,
       sidecarDrainTimeoutMs: msFlag(values, 'sidecar-drain-timeout-ms'),
       container: stringFlag(values, 'container'),
-      port
+      port,
+      envoyDrainStrategy: strategy as EnvoyDrainStrategy | undefined,
+      envoyDrainTimeMs: msFlag(values, 'envoy-drain-time-ms'),
+      idleQuietMs: msFlag(values, 'idle-quiet-ms'),
+      istioMode: istioVersion === undefined || versionAtLeast(istioVersion, ISTIO_NATIVE_DEFAULT) ? 'native' : 'classic',
+      ambient,
+      kubernetesMinor: k8s ? Number(k8s[1]) : undefined,
+      noCli: values['no-cli'] === true,
+      warmupMs: msFlag(values, 'warmup-ms'),
+      name
     })
   } catch (err) {
     if (err instanceof InvalidOptionError) throw new UsageError(err.message)
@@ -106,6 +157,7 @@ async function run (ctx: CommandContext): Promise<number> {
     ctx.stdout.write(JSON.stringify(plan, null, 2) + '\n')
   } else {
     ctx.stdout.write(renderPlanYaml(plan, ['lameduck plan', ...ctx.argv].join(' ')))
+    if (values.resources === true) ctx.stdout.write(renderResources(plan))
   }
   return EXIT.OK
 }

@@ -5,7 +5,12 @@ import { formatSeconds as sec } from '../args.ts'
 import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, graceSecondsFor, shutdownBudget, type Budget } from '../plan.ts'
 import { isRecord, type ManifestObject, type Path } from './manifest.ts'
 import { describeHook, get, podTemplateOf, proxyKind, type Container, type PodTemplate } from './pod.ts'
-import { budgetSidecar, injectingNamespaces, istioInjection, ISTIO_NATIVE, type Injection, type SidecarFlag } from './sidecar.ts'
+import { ambientOf, budgetSidecar, IDLE_RULE_SUFFIXES, injectingNamespaces, istioInjection, istioMode, ISTIO_NATIVE, ISTIO_STATS_SUFFIXES, type Injection, type IstioMode, type IstioVersion, type SidecarFlag } from './sidecar.ts'
+import { appConfig, type AppConfig } from './app-config.ts'
+import { checkPodExtras } from './checks-pod.ts'
+import { checkCluster, type WorkloadInfo } from './checks-cluster.ts'
+import { CHECKS, type CheckCode } from './catalog.ts'
+import { ZTUNNEL_LAG_MS } from '../plan.ts'
 import { chooseWindow, type WindowChoice, type WindowFlags } from './windows.ts'
 
 export type Severity = 'error' | 'warning' | 'info'
@@ -30,9 +35,13 @@ export interface CheckedObject {
   file: string
   object: string
   line: number
+  /** Objects the doctor does not read (unknown kinds, CRDs it does not know): why it skipped them. */
+  note?: string
   window?: { totalMs: number, preset: string, source: string, maxRequestMs: number, maxRequestSource: string }
   /** The shutdown budget the pod was checked against (the same formula as \`lameduck plan\`). */
-  budget?: { sidecar: 'istio' | 'native' | null, shutdownTimeoutMs: number, terminationGracePeriodSeconds: number }
+  budget?: { sidecar: 'istio' | 'native' | null, shutdownTimeoutMs: number, terminationGracePeriodSeconds: number, sidecarPhaseMs?: number }
+  /** Istio data plane for this pod: 'classic' or 'native' sidecar, 'ambient', and why. */
+  istio?: { mode: 'classic' | 'native' | 'ambient', why: string }
 }
 
 export const DEFAULT_GRACE_S = 30
@@ -40,14 +49,20 @@ export const CONTAINER_ANNOTATION = 'lameduck.dev/container'
 const ISTIO_CONFIG = 'proxy.istio.io/config'
 const SERVICE_UPSTREAM = 'nginx.ingress.kubernetes.io/service-upstream'
 
-type Report = (severity: Severity, code: string, path: Path, text: { message: string, fix: string, tradeoff?: string, container?: string }) => void
+export type Report = (severity: Severity, code: string, path: Path, text: { message: string, fix: string, tradeoff?: string, container?: string }) => void
 
 export interface DoctorFlags extends WindowFlags {
   sidecar?: SidecarFlag | undefined
+  istioVersion?: IstioVersion | undefined
 }
 
-export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}): { findings: Finding[], checked: CheckedObject[], workloads: number } {
-  const ctx: PodContext = { flags, namespaces: injectingNamespaces(objects) }
+export interface CheckRun { code: CheckCode, severity: Severity, what: string, objects: number }
+
+export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}): { findings: Finding[], checked: CheckedObject[], workloads: number, checks: CheckRun[] } {
+  const ran = new Map<CheckCode, number>()
+  const mark = (code: CheckCode): void => { ran.set(code, (ran.get(code) ?? 0) + 1) }
+  const ctx: PodContext = { flags, namespaces: injectingNamespaces(objects), mark }
+  const infos: WorkloadInfo[] = []
   let workloads = 0
   const findings: Finding[] = []
   const checked: CheckedObject[] = []
@@ -61,21 +76,36 @@ export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}
     const pod = podTemplateOf(object)
     if (pod !== undefined) {
       workloads++
-      const { choice, budget, sidecar } = checkPod(pod, ctx, report)
+      const { choice, budget, sidecar, config, istio } = checkPod(pod, ctx, report)
       entry.window = { totalMs: choice.window.totalMs, preset: choice.window.preset, source: choice.source, maxRequestMs: choice.maxRequestMs, maxRequestSource: choice.maxRequestSource }
-      entry.budget = { sidecar, shutdownTimeoutMs: budget.shutdownTimeoutMs, terminationGracePeriodSeconds: budget.terminationGracePeriodSeconds }
+      entry.budget = { sidecar, shutdownTimeoutMs: budget.shutdownTimeoutMs, terminationGracePeriodSeconds: budget.terminationGracePeriodSeconds, ...(budget.sidecarPhase ? { sidecarPhaseMs: budget.sidecarPhase.ms } : {}) }
+      if (istio !== undefined) entry.istio = istio
+      infos.push({ object, pod, window: choice.window, maxRequestMs: choice.maxRequestMs, config, report })
     } else if (object.kind === 'Service') {
-      checkService(object, report)
+      mark('etp-local')
+      checkService(object, report, objects)
     } else if (object.kind === 'Ingress') {
+      mark('nginx-pod-upstream')
       checkIngress(object, report)
-    } else {
-      continue
+    } else if (!CLUSTER_KINDS.has(object.kind)) {
+      entry.note = object.kind === 'CustomResourceDefinition'
+        ? 'skipped: a CustomResourceDefinition (the doctor reads objects, not their schemas)'
+        : `skipped: ${object.kind} is not a kind the doctor reads (${object.value.apiVersion === undefined ? 'no apiVersion' : String(object.value.apiVersion)})`
     }
     checked.push(entry)
   }
+  const byObject = new Map<ManifestObject, Report>()
+  for (const object of objects) {
+    byObject.set(object, (severity, code, path, text) => {
+      const pos = object.locate(path)
+      findings.push({ severity, code, file: object.file, line: pos.line, column: pos.column, object: `${object.kind}/${object.name}`, ...text })
+    })
+  }
+  checkCluster(objects, infos, (o) => byObject.get(o)!, mark)
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || rank[a.severity] - rank[b.severity])
-  return { findings, checked, workloads }
+  const checks = CHECKS.filter((c) => ran.has(c.code)).map((c) => ({ code: c.code, severity: c.severity, what: c.what, objects: ran.get(c.code)! }))
+  return { findings, checked, workloads, checks }
 }
 
 function appContainers (pod: PodTemplate): Container[] {
@@ -89,27 +119,93 @@ function appContainers (pod: PodTemplate): Container[] {
   return serving.length > 0 ? serving : candidates
 }
 
+const CLUSTER_KINDS = new Set(['Namespace', 'PodDisruptionBudget', 'HTTPRoute', 'GRPCRoute', 'EnvoyProxy', 'BackendTrafficPolicy', 'DestinationRule', 'BackendConfig', 'Gateway', 'GatewayClass', 'HorizontalPodAutoscaler'])
+
 interface PodContext {
   flags: DoctorFlags
   namespaces: ReturnType<typeof injectingNamespaces>
+  mark: (code: CheckCode) => void
 }
 
-function checkPod (pod: PodTemplate, ctx: PodContext, report: Report): { choice: WindowChoice, budget: Budget, sidecar: 'istio' | 'native' | null } {
+function checkPod (pod: PodTemplate, ctx: PodContext, report: Report): { choice: WindowChoice, budget: Budget, sidecar: 'istio' | 'native' | null, config: AppConfig, istio?: { mode: 'classic' | 'native' | 'ambient', why: string } } {
   const apps = appContainers(pod)
   const choice = chooseWindow(pod, apps, ctx.flags)
+  const config = appConfig(pod, apps)
+  ctx.mark('bad-annotation')
+  for (const p of config.problems) report('error', 'bad-annotation', p.path, { message: p.message, fix: 'write the value as the message says, or remove the annotation' })
   for (const p of choice.problems) report('error', 'bad-annotation', p.path, { message: p.message, fix: 'use a preset name (eureka-ribbon, eureka-spring, eureka-node, nacos, kubernetes, none) or JSON parts, e.g. {"preset":"nacos","marginMs":2000}' })
   const W = choice.window.totalMs
   const windowWhy = `${sec(W)} window (${choice.window.preset}, ${choice.source.split(';')[0]})`
-  const injection = istioInjection(pod, ctx.namespaces, ctx.flags.sidecar)
-  const sidecar = budgetSidecar(pod, injection, ctx.flags.sidecar)
-  const budget = shutdownBudget({ windowMs: W, maxRequestMs: choice.maxRequestMs, sidecar })
+  const ambient = ctx.flags.sidecar === undefined ? ambientOf(pod, ctx.namespaces) : { ambient: false, why: '' }
+  const ownInject = pod.labels['sidecar.istio.io/inject'] ?? pod.annotations['sidecar.istio.io/inject']
+  // Ambient pods get no sidecar unless they ask for one themselves.
+  const injection: Injection = ambient.ambient && ownInject !== 'true' ? { injected: false, why: ambient.why } : istioInjection(pod, ctx.namespaces, ctx.flags.sidecar)
+  const mode = istioMode(pod, ctx.namespaces, ctx.flags.istioVersion)
+  const sidecar = ambient.ambient && !injection.injected ? null : budgetSidecar(pod, injection, ctx.flags.sidecar)
+  const budget = shutdownBudget({ windowMs: W, maxRequestMs: choice.maxRequestMs, sidecar, ...envoyDrainOf(pod, sidecar) })
   for (const c of apps) {
-    checkPreStop(c, W, windowWhy, report)
+    ctx.mark('prestop-missing')
+    ctx.mark('sleep-shorter-than-window')
+    ctx.mark('readiness-missing')
+    ctx.mark('readiness-slow')
+    checkPreStop(c, W, windowWhy + (ambient.ambient ? `, which also covers ztunnel learning of the deletion late (~${sec(ZTUNNEL_LAG_MS)}, istio/istio#58514)` : ''), report)
     checkReadiness(c, W, windowWhy, report)
   }
+  ctx.mark('grace-too-short')
   checkGrace(pod, apps, budget, budgetWhy(windowWhy, budget, sidecar), report)
-  checkSidecars(pod, injection, windowWhy, report)
-  return { choice, budget, sidecar }
+  let istio: { mode: 'classic' | 'native' | 'ambient', why: string } | undefined
+  if (ambient.ambient && !injection.injected) {
+    istio = { mode: 'ambient', why: ambient.why }
+    ctx.mark('ambient-sidecar')
+    ctx.mark('ambient-ztunnel-lag')
+    checkAmbient(pod, config, ambient, W, windowWhy, report)
+  } else {
+    ctx.mark('sidecar-stops-first')
+    ctx.mark('istio-hold-off')
+    if (injection.injected || sidecar === 'istio') {
+      istio = { mode: mode.mode, why: mode.why }
+      ctx.mark('istio-idle-stats')
+      ctx.mark('istio-proxy-native-merge')
+    }
+    checkSidecars(pod, injection, mode, windowWhy, sidecar, report)
+  }
+  checkPodExtras(pod, apps, { window: choice.window, windowWhy, config, maxRequestMs: choice.maxRequestMs }, ctx.mark, report)
+  return { choice, budget, sidecar, config, ...(istio ? { istio } : {}) }
+}
+
+/** A plain Envoy's --drain-strategy and --drain-time-s from its args (Istio runs it immediate). */
+function envoyDrainOf (pod: PodTemplate, sidecar: 'istio' | 'native' | null): { envoyDrainStrategy?: 'immediate' | 'gradual', envoyDrainTimeMs?: number } {
+  if (sidecar !== 'native') return {}
+  const envoy = [...pod.initContainers, ...pod.containers].find((c) => proxyKind(c) === 'envoy')
+  if (envoy === undefined) return {}
+  const argv = [...(Array.isArray(envoy.value.command) ? envoy.value.command : []), ...(Array.isArray(envoy.value.args) ? envoy.value.args : [])].map(String)
+  const value = (flag: string): string | undefined => {
+    const i = argv.findIndex((a) => a === flag || a.startsWith(`${flag}=`))
+    if (i < 0) return undefined
+    return argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1]
+  }
+  const strategy = value('--drain-strategy')
+  const time = Number(value('--drain-time-s'))
+  return {
+    ...(strategy === 'immediate' || strategy === 'gradual' ? { envoyDrainStrategy: strategy } : {}),
+    ...(Number.isFinite(time) && time >= 0 && value('--drain-time-s') !== undefined ? { envoyDrainTimeMs: time * 1000 } : {})
+  }
+}
+
+function checkAmbient (pod: PodTemplate, config: AppConfig, ambient: { why: string, path?: Path }, W: number, windowWhy: string, report: Report): void {
+  const declared = [...pod.containers, ...pod.initContainers].find((c) => proxyKind(c) === 'istio')
+  if (config.sidecar !== undefined || declared !== undefined) {
+    report('error', 'ambient-sidecar', config.sidecar?.path ?? declared!.path, {
+      message: `${ambient.why}: ztunnel carries this pod's traffic and there is no per-pod proxy, but ${config.sidecar !== undefined ? `the app is set to drain a sidecar (lameduck.dev/sidecar: ${config.sidecar.value})` : `the pod declares '${declared!.name}'`}: the plugin's sidecar step waits for an Envoy admin that never answers (startup fails after readyTimeoutMs)`,
+      fix: 'remove the sidecar option (sidecar.envoyAdmin) from the app and the lameduck.dev/sidecar annotation; keep the preStop, which holds the app up for the window'
+    })
+  }
+  if (W < ZTUNNEL_LAG_MS) {
+    report('error', 'ambient-ztunnel-lag', ambient.path ?? pod.metaPath, {
+      message: `${ambient.why}: the ${windowWhy} is shorter than ztunnel's lag in learning of a deletion (~${sec(ZTUNNEL_LAG_MS)}, istio/istio#58514): ztunnel still sends new connections to this pod after the app stopped`,
+      fix: `give the window an endpoint term of at least ${sec(ZTUNNEL_LAG_MS)} (the 'kubernetes' preset's endpointLagMs covers it)`
+    })
+  }
 }
 
 function checkPreStop (c: Container, W: number, windowWhy: string, report: Report): void {
@@ -133,7 +229,7 @@ function checkPreStop (c: Container, W: number, windowWhy: string, report: Repor
 /** What the shutdown budget is made of, in words. */
 function budgetWhy (windowWhy: string, budget: Budget, sidecar: 'istio' | 'native' | null): string {
   const parts = [`the ${windowWhy}`]
-  if (budget.sidecarDrainMs > 0) parts.push(`${sec(budget.sidecarDrainMs)} sidecar drain`)
+  if (budget.sidecarDrainMs > 0) parts.push(`${sec(budget.sidecarDrainMs)} sidecar phase`)
   parts.push(`${sec(budget.maxRequestMs)} longest request`, `${sec(CLOSE_SLACK_MS)} to close`)
   if (sidecar === 'istio') parts.push(`${ISTIO_MINIMUM_DRAIN_S} s Istio proxy drain`)
   return parts.join(' + ')
@@ -188,9 +284,9 @@ function checkReadiness (c: Container, W: number, windowWhy: string, report: Rep
   }
 }
 
-function checkSidecars (pod: PodTemplate, injection: Injection, windowWhy: string, report: Report): void {
+function checkSidecars (pod: PodTemplate, injection: Injection, mode: IstioMode, windowWhy: string, sidecar: 'istio' | 'native' | null, report: Report): void {
   const injected = injection.injected
-  const istioNative = pod.annotations[ISTIO_NATIVE] === 'true' || pod.initContainers.some((c) => c.native && proxyKind(c) === 'istio')
+  const istioNative = mode.mode === 'native'
   const declaredIstio = pod.containers.find((c) => proxyKind(c) === 'istio')
   const injectPath = injection.path ?? pod.metaPath
   const fix = (name: string): string => `add lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] to '${name}' (it blocks until the app is offline), or run the proxy as a native sidecar (initContainers with restartPolicy: Always${name === 'istio-proxy' ? `, or annotation ${ISTIO_NATIVE}: "true"` : ''}), which kubelet stops only after the app`
@@ -222,11 +318,28 @@ function checkSidecars (pod: PodTemplate, injection: Injection, windowWhy: strin
   }
   if (injected && declaredIstio === undefined && !istioNative) {
     report('error', 'sidecar-stops-first', injectPath, {
-      message: `${injection.why}: Istio injects istio-proxy as a regular container without a preStop: kubelet stops it together with the app and ${istioStop}, while the app still serves for the ${windowWhy}`,
+      message: `${injection.why}: Istio injects istio-proxy as a regular container without a preStop (${mode.why}): kubelet stops it together with the app and ${istioStop}, while the app still serves for the ${windowWhy}`,
       fix: `declare a container named istio-proxy with image: auto and lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] (Istio merges it into the injected one), or annotation ${ISTIO_NATIVE}: "true"`
     })
   }
 
+  if (istioNative && declaredIstio !== undefined) {
+    report('warning', 'istio-proxy-native-merge', declaredIstio.path, {
+      container: declaredIstio.name,
+      message: `'${declaredIstio.name}' is declared in containers, but ${mode.why}: Istio injects the proxy as an init container, so this regular container is not the proxy kubelet stops last, and its preStop no longer applies to it`,
+      fix: `remove the istio-proxy container (native sidecars stop after the app by themselves), or pin the classic sidecar with annotation ${ISTIO_NATIVE}: "false"`
+    })
+  }
+  if (sidecar === 'istio' && (injected || declaredIstio !== undefined || istioNative)) {
+    const have = (pod.annotations[ISTIO_STATS_SUFFIXES] ?? '').split(',').map((x) => x.trim())
+    const missing = IDLE_RULE_SUFFIXES.filter((x) => !have.includes(x))
+    if (missing.length > 0) {
+      report('warning', 'istio-idle-stats', pod.annotations[ISTIO_STATS_SUFFIXES] !== undefined ? [...pod.metaPath, 'annotations', ISTIO_STATS_SUFFIXES] : pod.metaPath, {
+        message: `Istio's stats matcher keeps no ${missing.join(', ')} for this pod: the sidecar step's idle rule cannot see that no request is in flight, so a consumer that pools an idle keep-alive connection holds the drain until drainTimeoutMs (30 s by default) and the pod stops that much later`,
+        fix: `add annotation ${ISTIO_STATS_SUFFIXES}: "${[...have.filter((x) => x !== ''), ...missing].join(',')}"`
+      })
+    }
+  }
   if ((injected || declaredIstio !== undefined) && !istioNative) {
     const hold = proxyConfig.holdApplicationUntilProxyStarts === true || proxyConfig.holdApplicationUntilProxyStarts === 'true'
     if (!hold) {
@@ -239,12 +352,12 @@ function checkSidecars (pod: PodTemplate, injection: Injection, windowWhy: strin
   }
 }
 
-function checkService (object: ManifestObject, report: Report): void {
+function checkService (object: ManifestObject, report: Report, _objects: ManifestObject[]): void {
   if (get(object.value, ['spec', 'externalTrafficPolicy']) !== 'Local') return
   report('warning', 'etp-local', ['spec', 'externalTrafficPolicy'], {
     message: 'externalTrafficPolicy: Local: the load balancer sends only to nodes that pass its own health check (healthCheckNodePort), so when the last pod on a node terminates it keeps sending there until that check fails (interval × unhealthy threshold, often 10–30 s); the node has no local pod left to forward to (a terminating pod is used only while it still passes readiness, which lameduck fails from the start of a drain), and those requests are dropped',
     tradeoff: 'Local keeps the client source IP and saves a hop between nodes; Cluster (the default) loses the source IP (SNAT) but every node forwards to any ready pod, so a node losing its last pod costs nothing',
-    fix: 'use externalTrafficPolicy: Cluster, or keep Local and make the window outlast the load balancer\'s health check (endpointLagMs ≥ its interval × unhealthy threshold)'
+    fix: 'use externalTrafficPolicy: Cluster, or keep Local with the app\'s readinessWhileDraining: "serve" (annotation lameduck.dev/readiness-while-draining) and a window that outlasts the load balancer\'s health check (endpointLagMs ≥ its interval × unhealthy threshold)'
   })
 }
 

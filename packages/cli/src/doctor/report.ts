@@ -1,6 +1,6 @@
 // The doctor's output: findings first with file:line, then a one-line verdict.
 import { formatSeconds } from '../args.ts'
-import type { CheckedObject, Finding, Severity } from './checks.ts'
+import type { CheckedObject, CheckRun, Finding, Severity } from './checks.ts'
 
 export interface DoctorResult {
   ok: boolean
@@ -8,12 +8,14 @@ export interface DoctorResult {
   objects: CheckedObject[]
   findings: Finding[]
   counts: Record<Severity, number>
+  /** Every check that ran on this input, with how many objects it looked at. */
+  checks: CheckRun[]
 }
 
-export function summarize (files: string[], objects: CheckedObject[], findings: Finding[], strict: boolean): DoctorResult {
+export function summarize (files: string[], objects: CheckedObject[], findings: Finding[], strict: boolean, checks: CheckRun[] = []): DoctorResult {
   const counts: Record<Severity, number> = { error: 0, warning: 0, info: 0 }
   for (const f of findings) counts[f.severity]++
-  return { ok: counts.error === 0 && (!strict || counts.warning === 0), files, objects, findings, counts }
+  return { ok: counts.error === 0 && (!strict || counts.warning === 0), files, objects, findings, counts, checks }
 }
 
 export function renderText (result: DoctorResult): string {
@@ -23,6 +25,10 @@ export function renderText (result: DoctorResult): string {
   for (const o of result.objects) {
     const w = o.window
     const where = result.files.length === 1 ? `line ${o.line}` : `${o.file}:${o.line}`
+    if (o.note !== undefined) {
+      out.push(`  ${o.object} (${where}): ${o.note}`)
+      continue
+    }
     out.push(`  ${o.object} (${where})${w ? `: window ${formatSeconds(w.totalMs)} (${w.preset}, ${w.source}), longest request ${formatSeconds(w.maxRequestMs)} (${w.maxRequestSource})` : ''}`)
   }
   out.push('')
