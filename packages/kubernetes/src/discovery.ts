@@ -57,7 +57,7 @@ export class KubernetesDiscovery implements Discovery {
       server: this.#api.server,
       source: this.#conn.source,
       namespace: this.#o.namespace,
-      services: [...this.#watches.values()].map((w) => ({ ...w.stats, lastError: w.stats.lastError === null ? null : { ...w.stats.lastError } }))
+      services: [...this.#watches.values()].map((w) => w.stats)
     }
   }
 

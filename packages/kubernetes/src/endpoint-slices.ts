@@ -2,8 +2,8 @@
 // hands over may lack fields or carry odd ones. Each endpoint keeps only what discovery
 // needs, so 10,000 endpoints cost a few MB, not the JSON they came in.
 
-/** Which port of the slice to route to: its name (the Service port's name), its number, or the only one. */
-export type PortChoice = string | number | undefined
+/** Which port of the slice to route to: its name (the Service port's name), its number, the only one (undefined), or any (null: the first, 0 without ports). */
+export type PortChoice = string | number | undefined | null
 
 export interface SliceEndpoint {
   /** The first address (consumers use the first; the others are the same endpoint). */
@@ -40,6 +40,7 @@ export function sliceName (object: unknown): string | undefined {
 function pickPort (ports: unknown, choice: PortChoice): number | string {
   const list = Array.isArray(ports) ? ports.filter(isObj) : []
   const valid = (p: unknown): p is number => typeof p === 'number' && Number.isInteger(p) && p >= 1 && p <= 65_535
+  if (choice === null) return list.length > 0 && valid(list[0]!.port) ? list[0]!.port : 0
   if (typeof choice === 'string') {
     const found = list.find((p) => p.name === choice)
     if (found === undefined) return `no port named '${choice}' (ports: ${list.map((p) => `'${String(p.name ?? '')}'`).join(', ') || 'none'})`

@@ -7,3 +7,6 @@ export { KubernetesApiError, KubernetesStreamError, KubernetesConfigError } from
 export { inClusterConnection, SERVICE_ACCOUNT_DIR } from './connection.ts'
 export type { ApiConnection } from './connection.ts'
 export { kubeconfigConnection, defaultKubeconfigPath } from './kubeconfig.ts'
+export { OwnEndpointObserver, ownEndpointObserver } from './own-endpoint.ts'
+export type { OwnEndpointOptions, OwnEndpointState, OwnEndpointChange, OwnEndpointEvents } from './own-endpoint.ts'
+export type { SliceWatchStats } from './slice-watch.ts'
