@@ -1,7 +1,7 @@
 // The rolling-deploy lab N times in a row while a CPU hog spins on one core:
 // a loss that shows once in dozens of runs (a race) shows here, with the
 // failed requests of each run and when they happened.
-//   node --conditions=@lameduck/source scripts/rollout-under-hog.ts [--runs 40] [--core 0] [--registry none] [--mode lameduck]
+//   node --conditions=@lameduck/source scripts/rollout-under-hog.ts [--runs 40] [--core 0] [--registry none] [--mode lameduck] [--sidecar]
 import { parseArgs } from 'node:util'
 import { runRollout, type RolloutOptions } from '@lameduck/devkit'
 import { startHog } from './hog.ts'
@@ -12,12 +12,13 @@ const { values } = parseArgs({
     core: { type: 'string', default: '0' },
     registry: { type: 'string', default: 'none' },
     mode: { type: 'string', default: 'lameduck' },
-    rps: { type: 'string', default: '300' }
+    rps: { type: 'string', default: '300' },
+    sidecar: { type: 'boolean', default: false }
   }
 })
 const runs = Number(values.runs)
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer (got ${values.runs})`)
-const options: RolloutOptions = { registry: values.registry as RolloutOptions['registry'], mode: values.mode as RolloutOptions['mode'], rps: Number(values.rps) }
+const options: RolloutOptions = { registry: values.registry as RolloutOptions['registry'], mode: values.mode as RolloutOptions['mode'], rps: Number(values.rps), ...(values.sidecar ? { sidecar: true } : {}) }
 
 const hog = startHog(values.core)
 let lossy = 0

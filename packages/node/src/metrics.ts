@@ -16,6 +16,14 @@ export interface MetricsContext {
 
 const OUTCOMES = ['offline', 'cancelled', 'skipped'] as const
 
+/** The offline-duration histogram: seconds, from an early-ended drain to a 90 s window plus a slow request. */
+const DURATION_NAME = 'lameduck_offline_duration_seconds'
+const DURATION_HELP = 'Duration of each offline sequence (deregistration, window, sidecar, in-flight wait), by outcome.'
+export const DURATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 15, 30, 45, 60, 90, 120, 180, 300] as const
+
+/** One outcome's histogram: cumulative bucket counts, sum and count. */
+interface Histogram { buckets: number[], sum: number, count: number }
+
 /**
  * lameduck's metrics, one table for both outputs: the text exposition served
  * at `/metrics`, and prom-client metrics in a user's Registry (whose collect()
@@ -25,6 +33,8 @@ const OUTCOMES = ['offline', 'cancelled', 'skipped'] as const
 export class Metrics {
   readonly #defs: MetricDef[]
   readonly #offline = new Map<string, number>(OUTCOMES.map((o) => [o, 0]))
+  readonly #durations = new Map<string, Histogram>()
+  #observe: ((outcome: string, seconds: number) => void) | null = null
   #cut = 0
   #unconfirmed = 0
   #registered: { registry: PromRegistryLike, names: string[] } | null = null
@@ -42,6 +52,13 @@ export class Metrics {
 
   #count (report: OfflineReport): void {
     this.#offline.set(report.outcome, (this.#offline.get(report.outcome) ?? 0) + 1)
+    const seconds = report.totalMs / 1000
+    const h = this.#durations.get(report.outcome) ?? { buckets: DURATION_BUCKETS.map(() => 0), sum: 0, count: 0 }
+    DURATION_BUCKETS.forEach((le, i) => { if (seconds <= le) h.buckets[i]!++ })
+    h.sum += seconds
+    h.count++
+    this.#durations.set(report.outcome, h)
+    this.#observe?.(report.outcome, seconds)
     if (report.outcome !== 'offline') return
     if (report.inflightAtEnd > 0) this.#cut++
     // The core's explicit field when it has one; else a drain that never saw its deregistration confirmed.
@@ -56,6 +73,11 @@ export class Metrics {
       lines.push(`# HELP ${def.name} ${def.help}`, `# TYPE ${def.name} ${def.type}`)
       for (const [labels, value] of def.samples()) lines.push(`${def.name}${labelText(labels)} ${value}`)
     }
+    lines.push(`# HELP ${DURATION_NAME} ${DURATION_HELP}`, `# TYPE ${DURATION_NAME} histogram`)
+    for (const [outcome, h] of this.#durations) {
+      DURATION_BUCKETS.forEach((le, i) => { lines.push(`${DURATION_NAME}_bucket${labelText({ outcome, le: String(le) })} ${h.buckets[i]!}`) })
+      lines.push(`${DURATION_NAME}_bucket${labelText({ outcome, le: '+Inf' })} ${h.count}`, `${DURATION_NAME}_sum${labelText({ outcome })} ${h.sum}`, `${DURATION_NAME}_count${labelText({ outcome })} ${h.count}`)
+    }
     return lines.join('\n') + '\n'
   }
 
@@ -67,8 +89,8 @@ export class Metrics {
     } catch (err) {
       throw new InvalidOptionError('metrics.registry', 'needs the prom-client package: npm install prom-client', { cause: err })
     }
-    const taken = this.#defs.find((d) => registry.getSingleMetric(d.name) !== undefined)
-    if (taken !== undefined) throw new InvalidOptionError('metrics.registry', `already has a metric named ${taken.name} (a second attach() on the same registry?); use one registry per lameduck instance`)
+    const taken = [...this.#defs.map((d) => d.name), DURATION_NAME].find((name) => registry.getSingleMetric(name) !== undefined)
+    if (taken !== undefined) throw new InvalidOptionError('metrics.registry', `already has a metric named ${taken} (a second attach() on the same registry?); use one registry per lameduck instance`)
     for (const def of this.#defs) {
       const common = { name: def.name, help: def.help, labelNames: def.labels, registers: [registry as never] }
       if (def.type === 'gauge') {
@@ -79,7 +101,11 @@ export class Metrics {
         new prom.Counter({ ...common, collect () { this.reset(); for (const [labels, value] of def.samples()) this.inc(labels, value) } })
       }
     }
-    this.#registered = { registry, names: this.#defs.map((d) => d.name) }
+    const histogram = new prom.Histogram({ name: DURATION_NAME, help: DURATION_HELP, labelNames: ['outcome'], buckets: [...DURATION_BUCKETS], registers: [registry as never] })
+    // Sequences before registration (rare: registration happens at attach), then each one as it ends.
+    for (const [outcome, h] of this.#durations) if (h.count > 0) histogram.observe({ outcome }, h.sum / h.count)
+    this.#observe = (outcome, seconds) => { histogram.observe({ outcome }, seconds) }
+    this.#registered = { registry, names: [...this.#defs.map((d) => d.name), DURATION_NAME] }
   }
 
   #unregister (): void {
@@ -88,6 +114,7 @@ export class Metrics {
     const remove = (registry as { removeSingleMetric?: (name: string) => void }).removeSingleMetric
     for (const name of names) remove?.call(registry, name)
     this.#registered = null
+    this.#observe = null
   }
 }
 

@@ -115,3 +115,30 @@ test('lameduck_drains_cut_total counts a drain that reached maxRequestMs with a 
   assert.equal(value('lameduck_inflight_requests'), '1')
   await slow
 })
+
+test('lameduck_offline_duration_seconds: a histogram by outcome, cumulative buckets, in the text exposition and in a prom-client registry', async (t) => {
+  const registry = new Registry()
+  const s = await startServer({ metrics: { registry }, windows: { clientFetchMs: 600 } })
+  t.after(() => stop(s))
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const first = await s.lameduck.offline()
+  await s.lameduck.online()
+  const second = await s.lameduck.offline()
+  const text = await (await request(`${s.admin}/metrics`)).body.text()
+  assert.equal(parse(text).find((f) => f.name === 'lameduck_offline_duration_seconds')?.type, 'HISTOGRAM', 'a histogram family to a real exposition parser')
+  // The parser keeps no labels for histograms: the samples are read here.
+  const sample = (suffix: string, labels: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`lameduck_offline_duration_seconds_${suffix}{${labels}} `))
+    assert.ok(line !== undefined, `${suffix}{${labels}} in:\n${text}`)
+    return Number(line.split(' ')[1])
+  }
+  assert.equal(sample('count', 'outcome="offline"'), 2)
+  assert.ok(Math.abs(sample('sum', 'outcome="offline"') - (first.totalMs + second.totalMs) / 1000) < 1e-9)
+  const below = (le: number): number => [first, second].filter((r) => r.totalMs / 1000 <= le).length
+  for (const le of [0.5, 1, 2.5, 5, 300]) assert.equal(sample('bucket', `outcome="offline",le="${le}"`), below(le), `le=${le}`)
+  assert.equal(sample('bucket', 'outcome="offline",le="+Inf"'), 2)
+  assert.equal(sample('bucket', 'outcome="offline",le="0.5"'), 0, 'both drains took longer than the 0.6 s window')
+  const fromClient = (await registry.getMetricsAsJSON()).find((m) => m.name === 'lameduck_offline_duration_seconds')!
+  assert.equal(fromClient.type, 'histogram')
+  assert.equal(fromClient.values.find((v) => (v as { metricName?: string }).metricName === 'lameduck_offline_duration_seconds_count' && v.labels.outcome === 'offline')?.value, 2)
+})

@@ -21,8 +21,9 @@ test('examples/k8s/monitoring: the PrometheusRule and the Grafana dashboard use 
   assert.deepEqual(alerts.map((a) => a.alert).sort(), ['LameduckDeregistrationUnconfirmed', 'LameduckDrainCut', 'LameduckDrainOverBudget', 'LameduckDrainSlowerThanWindow'])
   const dashboard = JSON.parse(readFileSync(new URL('grafana-dashboard.json', dir), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> }
   const exprs = [...alerts.map((a) => a.expr), ...dashboard.panels.flatMap((p) => p.targets.map((x) => x.expr))]
-  const used = new Set(exprs.flatMap((e) => e.match(/\blameduck_[a-z_]+/g) ?? []))
+  // A histogram's samples are its family name plus _bucket, _sum or _count.
+  const used = new Set(exprs.flatMap((e) => e.match(/\blameduck_[a-z_]+/g) ?? []).map((n) => n.replace(/_(bucket|sum|count)$/, '')))
   assert.ok(used.size >= 10, `names used: ${[...used].join(', ')}`)
   for (const name of used) assert.ok(served.has(name), `${name} is served (served: ${[...served].join(', ')})`)
-  for (const name of ['lameduck_drains_cut_total', 'lameduck_deregistrations_unconfirmed_total', 'lameduck_draining_seconds']) assert.ok(used.has(name), `the alerts use ${name}`)
+  for (const name of ['lameduck_drains_cut_total', 'lameduck_deregistrations_unconfirmed_total', 'lameduck_draining_seconds', 'lameduck_offline_duration_seconds']) assert.ok(used.has(name), `the alerts or the dashboard use ${name}`)
 })
