@@ -313,7 +313,7 @@ test('doctor: helm template output with many documents, unknown kinds and CRDs: 
 
 test('doctor --json lists every check it ran, and only those', async () => {
   const { result } = await doctorJson(manifest())
-  const codes = result.checks.map((c) => c.code)
+  const codes: string[] = result.checks.map((c) => c.code)
   for (const code of ['prestop-missing', 'grace-too-short', 'readiness-missing', 'prestop-http-loopback', 'sigterm-not-forwarded', 'min-ready-short', 'readiness-topology', 'pdb-missing', 'pdb-too-tight', 'sidecar-stops-first']) assert.ok(codes.includes(code), code)
   for (const code of ['etp-local', 'nginx-pod-upstream', 'route-no-endpoint-lag', 'envoy-gateway-shutdown', 'ambient-sidecar']) assert.ok(!codes.includes(code), `${code} had nothing to check`)
   assert.ok(result.checks.every((c) => c.objects >= 1 && c.what.length > 10))
