@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { until } from '@lameduck/test-utils'
 import { createBalancer } from '@lameduck/balancer'
-import { kubernetesDiscovery, type KubernetesDiscovery } from '@lameduck/kubernetes'
+import { kubernetesDiscovery, ownEndpointObserver, type KubernetesDiscovery, type OwnEndpointChange } from '@lameduck/kubernetes'
 import { skipReason, startControlPlane, type ControlPlane } from './helpers/control-plane.ts'
 import { faultProxy, type FaultProxy } from './helpers/fault-proxy.ts'
 import { bindReader, createNamespace, createReadyPod, createService, deletePod, grantReader, sliceEndpoints, unbindReader } from './helpers/objects.ts'
@@ -183,5 +183,24 @@ describe('kubernetesDiscovery on a real API server', { skip: reason ?? false }, 
     const d = discovery('headless', { port: 'grpc' })
     await until(() => hosts(d).length === 1, 'the pod', { timeoutMs: 30_000 })
     assert.equal(d.instances('orders')[0]!.port, 50051)
+  })
+
+  test("the observed window: the own pod's endpoint seen terminating at the DELETE, never before; control: another pod's DELETE", async () => {
+    await fleet('own', ['10.0.9.1', '10.0.9.2'])
+    const o = ownEndpointObserver({ kubeconfig: cp.kubeconfig('admin'), namespace: 'own', pod: 'o1', service: 'orders' })
+    closers.push(() => o.close())
+    const leaving: OwnEndpointChange[] = []
+    o.on('leaving', (c) => leaving.push(c))
+    await until(() => o.state === 'ready', 'its endpoint ready')
+    await deletePod(cp, 'own', 'o2')
+    await until(async () => (await sliceEndpoints(cp, 'own', 'orders')).includes('10.0.9.2 false/true/true'), 'the other pod terminating')
+    await until(() => o.stats.events >= 1, 'the observer seeing that event')
+    assert.equal(leaving.length, 0, 'control: not us')
+    const deletedAt = Date.now()
+    await deletePod(cp, 'own', 'o1')
+    await until(() => leaving.length === 1, 'leaving')
+    assert.equal(leaving[0]!.state, 'terminating')
+    assert.ok(leaving[0]!.at >= deletedAt, 'never before the DELETE')
+    assert.match(leaving[0]!.evidence, /10\.0\.9\.1 terminating/)
   })
 })

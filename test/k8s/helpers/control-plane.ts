@@ -46,8 +46,8 @@ export interface ControlPlane {
   ca: Buffer
   /** A kubeconfig with the given user's token and `server` (default: the API server itself). */
   kubeconfig: (user: 'admin' | 'reader' | 'nobody', server?: string) => string
-  /** A request as the admin (system:masters). */
-  api: (method: string, path: string, body?: unknown, user?: 'admin' | 'reader' | 'nobody') => Promise<ApiAnswer>
+  /** A request as the admin (system:masters); a PATCH is a merge patch unless `contentType` says otherwise. */
+  api: (method: string, path: string, body?: unknown, user?: 'admin' | 'reader' | 'nobody', contentType?: string) => Promise<ApiAnswer>
   /** Kills the API server (SIGKILL) and resolves once it exited. */
   killApiServer: () => Promise<void>
   /** Starts the API server again on the same port and waits for /readyz. */
@@ -149,7 +149,7 @@ export async function startControlPlane (): Promise<ControlPlane> {
     '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0', '--use-service-account-credentials=false'
   ], 'kube-controller-manager')
 
-  const api = (method: string, path: string, body?: unknown, user: 'admin' | 'reader' | 'nobody' = 'admin'): Promise<ApiAnswer> => request(server, ca, TOKENS[user], method, path, body)
+  const api = (method: string, path: string, body?: unknown, user: 'admin' | 'reader' | 'nobody' = 'admin', contentType?: string): Promise<ApiAnswer> => request(server, ca, TOKENS[user], method, path, body, contentType)
   // The controller is ready once it made the default namespace's service account.
   await until(async () => (await api('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200, 'the default service account (controller-manager up)', () => cm)
 
@@ -195,7 +195,7 @@ async function until (fn: () => boolean | Promise<boolean>, what: string, child:
 }
 
 /** One HTTPS request with a bearer token; JSON in and out. */
-export function request (server: string, ca: Buffer, token: string, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+export function request (server: string, ca: Buffer, token: string, method: string, path: string, body?: unknown, contentType?: string): Promise<ApiAnswer> {
   const url = new URL(path, server)
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
   const mod = url.protocol === 'https:' ? https : http
@@ -206,7 +206,7 @@ export function request (server: string, ca: Buffer, token: string, method: stri
       headers: {
         authorization: `Bearer ${token}`,
         accept: 'application/json',
-        ...(payload === undefined ? {} : { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': payload.length })
+        ...(payload === undefined ? {} : { 'content-type': contentType ?? (method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'), 'content-length': payload.length })
       }
     }, (res) => {
       const parts: Buffer[] = []
