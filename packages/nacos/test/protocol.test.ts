@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { InvalidOptionError, LameduckError, RegistryError } from '@lameduck/core'
 import { startNacos } from '@lameduck/devkit'
 import { NacosProtocolError, nacosDiscovery, nacosRegistry } from '@lameduck/nacos'
-import { instance } from './helpers.ts'
+import { instance, waitFor } from './helpers.ts'
 
 // As Nacos 3.1.0 answered POST /nacos/v1/ns/instance with the switch off: Spring's error JSON, whose
 // message is Nacos's Result JSON (the context path is a Spring placeholder in Nacos's own text).
@@ -69,15 +69,43 @@ test('discovery on a refusing server: load() throws the same named error', async
   await assert.rejects(discovery.load('orders'), (e: Error) => e instanceof NacosProtocolError && e.transport === 'v1')
 })
 
-test("transport: 'v3' on a server without the 3.x client API (the stand-in, like Nacos 2.x) is named too", async (t) => {
-  const server = await startNacos({})
-  const registry = nacosRegistry({ serverList: server.serverList, transport: 'v3', readyTimeoutMs: 2_000 })
-  t.after(async () => { await registry.close(); await server.close() })
+test("transport: 'v3' on a server without the 3.x client API (Nacos 2.x answers 404) is named too", async (t) => {
+  const paths: string[] = []
+  const stub = createServer((req, res) => { paths.push(`${req.method} ${req.url?.split('?')[0]}`); res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":404,"error":"Not Found"}') })
+  stub.listen(0, '127.0.0.1')
+  await once(stub, 'listening')
+  const registry = nacosRegistry({ serverList: `127.0.0.1:${(stub.address() as AddressInfo).port}`, transport: 'v3', readyTimeoutMs: 2_000 })
+  t.after(async () => { await registry.close(); stub.closeAllConnections(); await new Promise((resolve) => stub.close(resolve)) })
   const err = await registry.register(instance(3000)).then(() => null, (e: unknown) => e)
   assert.ok(err instanceof NacosProtocolError, `got ${String(err)}`)
   assert.equal(err.transport, 'v3')
   assert.match(err.message, /has no 3\.x client open API/)
-  assert.deepEqual(server.instances('orders'), [])
+  assert.deepEqual(paths, ['GET /nacos/v3/client/ns/instance/list'], 'no registration was sent')
+})
+
+test("the stand-in with the 1.x API off (3.2's default): transport 'v1' is refused by name, transport 'v3' registers, re-registers after a 21003 beat, discovers and deregisters", async (t) => {
+  const server = await startNacos({ v1ClientApi: false })
+  const v1 = nacosRegistry({ serverList: server.serverList, readyTimeoutMs: 2_000 })
+  const registry = nacosRegistry({ serverList: server.serverList, transport: 'v3', beatIntervalMs: 100 })
+  const discovery = nacosDiscovery({ serverList: server.serverList, transport: 'v3', pollIntervalMs: 100 })
+  t.after(async () => { await v1.close(); await registry.close(); await discovery.close(); await server.close() })
+  const refused = await v1.ready().then(() => null, (e: unknown) => e)
+  assert.ok(refused instanceof NacosProtocolError && refused.status === 410, `got ${String(refused)}`)
+  assert.match(refused.message, /please use API\(s\) `GET \$\{contextPath:nacos\}\/v3\/client\/ns\/instance\/list`/)
+
+  await registry.register(instance(3001, { metadata: { version: '7' } }))
+  await registry.register(instance(3002))
+  const listed = await waitFor('both by polling', () => { const l = discovery.instances('orders'); return l.length === 2 && l })
+  assert.equal(listed.find((i) => i.port === 3001)!.metadata.version, '7')
+  // The server forgets 3001: its next v3 beat answers 21003 and the adapter registers it again, metadata and all.
+  await fetch(`${server.url}/v3/client/ns/instance?serviceName=orders&ip=127.0.0.1&port=3001`, { method: 'DELETE' })
+  await waitFor('3001 registered again', () => server.instances('orders').some((i) => i.port === 3001 && i.metadata.version === '7'))
+  // The counter moves once the registration's answer is read, just after the server has the instance.
+  await waitFor('the re-registration counted', () => (registry.describe().registered as Array<{ port: number, beats: { reRegistrations: number } }>).find((r) => r.port === 3001)!.beats.reRegistrations >= 1)
+  await registry.deregister(instance(3001))
+  await registry.deregister(instance(3002))
+  await waitFor('the service empty', () => discovery.instances('orders').length === 0 && discovery.describe().discovery)
+  assert.equal(server.subscribers().length, 0, 'no UDP subscriber: the v3 API has no push')
 })
 
 test('transport options are checked at the edge', () => {

@@ -29,6 +29,7 @@ Options:
   --protect-threshold RATIO       healthy share at or below which all are reported healthy (default 0)
   --no-protect                    turn the protect threshold off
   --no-beat-reregister            answer 20404 to beats of unknown instances instead of re-registering them
+  --no-v1-client-api              answer the 1.x client API 410 Gone, as Nacos 3.2+ does by default
   --quiet                         print only the address
   -h, --help                      show this help
 `
@@ -85,6 +86,7 @@ export function parseNacosArgs (argv: string[]): { options: NacosClusterOptions,
         'protect-threshold': { type: 'string' },
         protect: { type: 'boolean' },
         'beat-reregister': { type: 'boolean' },
+        'v1-client-api': { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         ...Object.fromEntries(Object.keys(DURATION_FLAGS).map((k) => [k, { type: 'string' as const }]))
@@ -117,6 +119,7 @@ export function parseNacosArgs (argv: string[]): { options: NacosClusterOptions,
   if (threshold !== undefined) options.protectThreshold = threshold
   if (v.protect === false) options.protectThreshold = false
   if (v['beat-reregister'] === false) options.beatReregister = false
+  if (v['v1-client-api'] === false) options.v1ClientApi = false
   return { options, help: v.help === true, quiet: v.quiet === true }
 }
 

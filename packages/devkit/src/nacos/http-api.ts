@@ -5,8 +5,10 @@ import type { ResolvedNacosServerOptions } from './options.ts'
 import type { PushService } from './push-service.ts'
 import { NacosHttpError, readForm, RequestParams } from './request-params.ts'
 import type { ServiceStorage } from './service-storage.ts'
+import { clientDeregister, clientList, clientRegister, goneBody, V1_ALTERNATIVES, V3_CLIENT } from './v3-routes.ts'
 
-// The v1 naming HTTP API as a routes table: `METHOD path` -> resource (naming-routes.ts).
+// The v1 naming HTTP API and the 3.x client open API as a routes table: `METHOD path` -> resource
+// (naming-routes.ts, v3-routes.ts).
 // A known path with another method is a 405, anything else a 404, as Spring answers.
 
 export { RESPONSE_CODE } from './naming-routes.ts'
@@ -36,6 +38,9 @@ export function createHttpHandler (ctx: HttpApiContext): (req: IncomingMessage, 
     [`PUT ${BASE}/instance/beat`]: (p) => beat(ctx, p),
     [`GET ${BASE}/operator/metrics`]: (p) => metrics(ctx, p),
     [`GET ${BASE}/service/list`]: (p) => serviceList(ctx, p),
+    [`POST ${V3_CLIENT}`]: (p) => clientRegister(ctx, p),
+    [`DELETE ${V3_CLIENT}`]: (p) => clientDeregister(ctx, p),
+    [`GET ${V3_CLIENT}/list`]: (p) => clientList(ctx, p),
     'GET /nacos/serverlist': () => `${ctx.serverList()}\r\n`,
     'GET /nacos/v1/console/health/liveness': () => 'OK',
     'GET /nacos/v1/console/health/readiness': () => 'OK'
@@ -52,7 +57,9 @@ export function createHttpHandler (ctx: HttpApiContext): (req: IncomingMessage, 
     readForm(req).then((form) => {
       const params = new RequestParams(url.searchParams, form)
       ctx.emit('request', { method: req.method, path: url.pathname, query: params.toObject(), headers: { ...req.headers } })
-      const handler = routes[`${req.method ?? 'GET'} ${url.pathname}`]
+      const route = `${req.method ?? 'GET'} ${url.pathname}`
+      if (!o.v1ClientApi && route in V1_ALTERNATIVES) { send(410, goneBody(route, url.pathname, ctx.now())); return }
+      const handler = routes[route]
       if (handler === undefined) {
         const status = paths.has(url.pathname) ? 405 : 404
         send(status, { timestamp: new Date(ctx.now()).toISOString(), status, error: status === 404 ? 'Not Found' : 'Method Not Allowed', path: url.pathname })

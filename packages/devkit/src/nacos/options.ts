@@ -38,6 +38,12 @@ export interface NacosServerOptions {
   protectThreshold?: number | false
   /** Re-register an unknown instance from a full beat ("data compensation", Nacos ≥ 1.3.2). Default true; false answers code 20404. */
   beatReregister?: boolean
+  /**
+   * The 1.x client HTTP API (register, deregister, list, beat, metrics). false answers those 410 Gone
+   * as Nacos 3.2+ does by default (nacos.core.api.compatibility.client.enabled=false); the 3.x client
+   * open API (/nacos/v3/client/ns/instance) is served either way. Default true.
+   */
+  v1ClientApi?: boolean
   /** pino-compatible logger. Default silent. */
   logger?: Logger
 }
@@ -59,6 +65,7 @@ export interface ResolvedNacosServerOptions {
   checkIntervalMs: number
   protectThreshold: number | false
   beatReregister: boolean
+  v1ClientApi: boolean
   logger: Logger
 }
 
@@ -71,6 +78,7 @@ const KNOWN = {
   pushRetries: true,
   protectThreshold: true,
   beatReregister: true,
+  v1ClientApi: true,
   logger: true,
   cacheMillis: true,
   pushDelayMs: true,
@@ -114,6 +122,7 @@ export function resolveServerOptions (options: NacosServerOptions = {}): Resolve
     checkIntervalMs: positive('checkIntervalMs', 5_000),
     protectThreshold: options.protectThreshold === false ? false : number('protectThreshold', options.protectThreshold, 0, { max: 1, hint: ', or false to turn protection off' }),
     beatReregister: flag('beatReregister', options.beatReregister, true),
+    v1ClientApi: flag('v1ClientApi', options.v1ClientApi, true),
     logger: withMethods<Logger>('logger', options.logger ?? silentLogger, ['debug', 'info', 'warn', 'error'], 'a pino-compatible logger')
   }
 }
