@@ -51,20 +51,20 @@ export class ApiClient {
   get server (): string { return this.#conn.server.origin }
 
   /** GET `path` as JSON. A 401 reads the token again and tries once more (it may have rotated). */
-  async getJson (path: string, what: string, signal?: AbortSignal): Promise<unknown> {
+  async getJson (path: string, what: string, signal?: AbortSignal, accept = 'application/json'): Promise<unknown> {
     try {
-      return await this.#getJsonOnce(path, what, signal)
+      return await this.#getJsonOnce(path, what, signal, accept)
     } catch (err) {
       if (!(err instanceof KubernetesApiError) || err.status !== 401) throw err
       this.#conn.tokenRejected()
-      return await this.#getJsonOnce(path, what, signal)
+      return await this.#getJsonOnce(path, what, signal, accept)
     }
   }
 
-  async #getJsonOnce (path: string, what: string, signal?: AbortSignal): Promise<unknown> {
+  async #getJsonOnce (path: string, what: string, signal: AbortSignal | undefined, accept: string): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.#s.requestTimeoutMs)
     const both = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
-    const res = await this.#open(path, what, both)
+    const res = await this.#open(path, what, both, undefined, accept)
     const body = await this.#readAll(res, what, both)
     if (res.statusCode !== 200) throw apiError(res.statusCode ?? 0, body, what)
     try {
@@ -120,7 +120,7 @@ export class ApiClient {
     this.#agent.destroy()
   }
 
-  #open (path: string, what: string, signal: AbortSignal, headersTimeoutMs?: number): Promise<http.IncomingMessage> {
+  #open (path: string, what: string, signal: AbortSignal, headersTimeoutMs?: number, accept = 'application/json'): Promise<http.IncomingMessage> {
     const { server } = this.#conn
     const token = this.#conn.token()
     const mod = server.protocol === 'https:' ? https : http
@@ -132,7 +132,7 @@ export class ApiClient {
         path: `${server.pathname.replace(/\/$/, '')}${path}`,
         method: 'GET',
         agent: this.#agent,
-        headers: { accept: 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+        headers: { accept, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
         signal
       }, (res) => { clearTimeout(timer); resolve(res) })
       // Headers within the bound, also for a watch (its body may then stay quiet for minutes).

@@ -12,6 +12,8 @@ export interface InstanceSettings {
   warmupMs: number
   maxEndpoints: number
   namespace: string
+  /** Pod name → its lameduck.dev/registered-at, for endpoints of the first list. */
+  registeredAt?: ReadonlyMap<string, number>
 }
 
 /** Metadata keys this discovery adds beside lameduck's warmup keys. */
@@ -42,7 +44,7 @@ export function toInstances (service: string, slices: Iterable<ParsedSlice>, rea
   for (const e of byAddress.values()) {
     if (!routable(e) || instances.length >= s.maxEndpoints) continue
     const key = `${e.podUid ?? ''} ${e.address} ${e.port}`
-    const since = readySince.has(key) ? readySince.get(key) : s.initial ? undefined : s.now
+    const since = readySince.has(key) ? readySince.get(key) : s.initial ? (e.pod === undefined ? undefined : s.registeredAt?.get(e.pod)) : s.now
     next.set(key, since)
     const metadata: Record<string, string> = { [K8S_METADATA.namespace]: s.namespace }
     if (e.pod !== undefined) metadata[K8S_METADATA.pod] = e.pod

@@ -1,5 +1,5 @@
 // kubernetesDiscovery()'s options, validated once with core's kit.
-import { backoff, checkKeys, count, duration, InvalidOptionError, record, show, silentLogger, systemClock, withMethods } from '@lameduck/core'
+import { backoff, checkKeys, count, duration, flag, InvalidOptionError, record, show, silentLogger, systemClock, withMethods } from '@lameduck/core'
 import type { BackoffOptions, Clock, Logger } from '@lameduck/core'
 import type { PortChoice } from './endpoint-slices.ts'
 
@@ -23,6 +23,8 @@ export interface KubernetesDiscoveryOptions {
   inCluster?: boolean
   /** Published as lameduck.warmup with instances first seen ready after the first list, so the balancer ramps them. Default 0 (no ramp). */
   warmupMs?: number
+  /** Read the pods' lameduck.dev/registered-at annotation for the endpoints of the first list (needs `pods: list`). Default false. */
+  podAnnotations?: boolean
   /** Relist everything this often, whatever the watch says. Default 600 000. */
   resyncMs?: number
   /** Base of the watch's timeoutSeconds (each watch asks for 1-2× this). Default 300 000. */
@@ -46,6 +48,7 @@ export interface ResolvedOptions {
   namespace: string
   port: PortChoice
   warmupMs: number
+  podAnnotations: boolean
   resyncMs: number
   watchTimeoutMs: number
   watchGraceMs: number
@@ -58,7 +61,7 @@ export interface ResolvedOptions {
 }
 
 const KEYS = {
-  service: true, namespace: true, port: true, kubeconfig: true, inCluster: true, warmupMs: true, resyncMs: true, watchTimeoutMs: true, watchGraceMs: true, requestTimeoutMs: true, maxEventBytes: true, maxEndpoints: true, backoff: true, logger: true, clock: true
+  service: true, namespace: true, port: true, kubeconfig: true, inCluster: true, warmupMs: true, podAnnotations: true, resyncMs: true, watchTimeoutMs: true, watchGraceMs: true, requestTimeoutMs: true, maxEventBytes: true, maxEndpoints: true, backoff: true, logger: true, clock: true
 } satisfies Record<keyof KubernetesDiscoveryOptions, true>
 
 /** A DNS label as Kubernetes names Services and namespaces (RFC 1123, at most 63). */
@@ -89,6 +92,7 @@ export function resolveOptions (input: unknown, defaultNamespace: string | undef
     namespace: o.namespace === undefined ? defaultNamespace ?? 'default' : dnsLabel('namespace', o.namespace),
     port: portChoice(o.port),
     warmupMs: duration('warmupMs', o.warmupMs, 0),
+    podAnnotations: flag('podAnnotations', o.podAnnotations, false),
     resyncMs,
     watchTimeoutMs: duration('watchTimeoutMs', o.watchTimeoutMs, 300_000, { positive: true }),
     watchGraceMs: duration('watchGraceMs', o.watchGraceMs, 30_000),

@@ -5,6 +5,7 @@ import type { ApiClient } from './api-client.ts'
 import type { ParsedSlice } from './endpoint-slices.ts'
 import { KubernetesApiError } from './errors.ts'
 import { toInstances } from './instances.ts'
+import { podRegisteredAt, REGISTERED_AT_ANNOTATION } from './pod-annotations.ts'
 import type { ResolvedOptions } from './options.ts'
 import { SliceWatch, type SliceWatchStats } from './slice-watch.ts'
 
@@ -29,6 +30,9 @@ export class ServiceWatch {
   /** When each ready endpoint was first seen ready (undefined: already ready in the first list). */
   #readySince = new Map<string, number | undefined>()
   #checkedMissing = false
+  /** With podAnnotations: undefined until the first list's pods were read (the first list waits for it). */
+  #registeredAt: ReadonlyMap<string, number> | undefined
+  #annotationsAsked = false
   #waiters: Array<() => void> = []
   readonly #listeners = new Set<(list: Instance[]) => void>()
   readonly #abort = new AbortController()
@@ -75,12 +79,17 @@ export class ServiceWatch {
 
   /** Rebuilds the instance list from the slices; tells subscribers when it changed. */
   #update (slices: ReadonlyMap<string, ParsedSlice>, listed: boolean): void {
+    if (this.#o.podAnnotations && this.#registeredAt === undefined) {
+      if (listed && !this.#annotationsAsked) this.#readAnnotations()
+      return
+    }
     const { instances, endpoints, readySince } = toInstances(this.service, slices.values(), this.#readySince, {
       now: this.#o.clock.now(),
       initial: !this.#listed,
       warmupMs: this.#o.warmupMs,
       maxEndpoints: this.#o.maxEndpoints,
-      namespace: this.#o.namespace
+      namespace: this.#o.namespace,
+      registeredAt: this.#registeredAt
     })
     this.#readySince = readySince
     this.#endpoints = endpoints
@@ -99,6 +108,22 @@ export class ServiceWatch {
     for (const fn of [...this.#listeners]) {
       try { fn(instances.map((i) => ({ ...i, metadata: { ...i.metadata } }))) } catch (err) { this.#o.logger.error({ err, service: this.service }, `kubernetes: a discovery subscriber for '${this.service}' threw`) }
     }
+  }
+
+  /** Once, before the first list is used: the pods' registered-at annotations; a failure is said once and the list goes on without them. */
+  #readAnnotations (): void {
+    this.#annotationsAsked = true
+    podRegisteredAt(this.#api, this.#o.namespace, this.service, this.#abort.signal).then(({ times, bad }) => {
+      if (bad > 0) this.#o.logger.warn({ service: this.service }, `kubernetes: ${bad} pod(s) of '${this.service}' carry a ${REGISTERED_AT_ANNOTATION} that is neither ms since the epoch nor an RFC 3339 time; ignored`)
+      return times
+    }, (err: unknown) => {
+      this.#o.logger.warn({ err, code: (err as { code?: unknown }).code, service: this.service }, `kubernetes: podAnnotations: cannot read the pods of '${this.service}' (${err instanceof Error ? err.message : String(err)}); endpoints of the first list count as warm`)
+      return new Map<string, number>()
+    }).then((times) => {
+      if (this.#abort.signal.aborted) return
+      this.#registeredAt = times
+      this.#update(this.#watch.slices, true)
+    }).catch(() => {})
   }
 
   /** An empty list: say why once (no such Service, or one without a selector). */

@@ -76,3 +76,10 @@ test('kubeconfig: a context by name, relative certificate paths, and exec users 
   assert.throws(() => kubeconfigConnection(path, 'b'), /exec plugin, which lameduck does not run/)
   assert.throws(() => kubeconfigConnection(path, 'zz'), /no context named 'zz'/)
 })
+
+test('lameduck.dev/registered-at: ms since the epoch or RFC 3339; anything else is unreadable', async () => {
+  const { readRegisteredAt } = await import('../src/pod-annotations.ts')
+  assert.equal(readRegisteredAt('1795314607367'), 1795314607367)
+  assert.equal(readRegisteredAt('2026-11-27T13:00:00Z'), Date.parse('2026-11-27T13:00:00Z'))
+  for (const bad of ['', 'soon', '-5', '0', 42, 'x'.repeat(100)]) assert.equal(readRegisteredAt(bad), undefined, String(bad))
+})

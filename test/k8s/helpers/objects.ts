@@ -36,11 +36,11 @@ export async function createService (cp: ControlPlane, ns: string, name: string,
 }
 
 /** A pod of `app` on NODE, Running and Ready at `ip`. */
-export async function createReadyPod (cp: ControlPlane, ns: string, app: string, name: string, ip: string, ports: Array<{ name: string, containerPort: number }> = [{ name: 'http', containerPort: 8080 }]): Promise<void> {
+export async function createReadyPod (cp: ControlPlane, ns: string, app: string, name: string, ip: string, ports: Array<{ name: string, containerPort: number }> = [{ name: 'http', containerPort: 8080 }], annotations: Record<string, string> = {}): Promise<void> {
   await ok(cp, 'POST', `/api/v1/namespaces/${ns}/pods`, {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, labels: { app } },
+    metadata: { name, labels: { app }, annotations },
     spec: { nodeName: NODE, terminationGracePeriodSeconds: 30, containers: [{ name: 'app', image: 'registry.example/app:1', ports }] }
   })
   await setPodReady(cp, ns, name, ip, true)
