@@ -42,6 +42,13 @@ describe('kubernetesDiscovery on a real API server', { skip: reason ?? false }, 
     await until(async () => (await sliceEndpoints(cp, ns, 'orders')).filter((e) => e.endsWith('true/true/false')).length === ips.length, 'the controller publishing every pod', { timeoutMs: 30_000 })
   }
 
+  /** EndpointSlice watches the API server has open now (apiserver_longrunning_requests). */
+  const watchesOpen = async (): Promise<number> => {
+    const metrics = String((await cp.api('GET', '/metrics')).body)
+    return metrics.split('\n').filter((l) => l.startsWith('apiserver_longrunning_requests{') && l.includes('resource="endpointslices"') && l.includes('verb="WATCH"'))
+      .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)
+  }
+
   before(async () => { cp = await startControlPlane() }, { timeout: 120_000 })
   after(async () => {
     for (const c of closers.reverse()) await c()
@@ -128,12 +135,13 @@ describe('kubernetesDiscovery on a real API server', { skip: reason ?? false }, 
   test('a watch that hangs is cut and watched again; control: one with the default deadline stays stale', async () => {
     await fleet('hang', ['10.0.5.1', '10.0.5.2'])
     const p = await proxy()
+    const open = await watchesOpen()
     const quick = discovery('hang', { watchTimeoutMs: 2_000, watchGraceMs: 1_000, requestTimeoutMs: 2_000 }, p.url)
     const slow = discovery('hang', {}, p.url)
     await Promise.all([quick.ready(), slow.ready()])
-    await until(() => quick.describe().services[0]!.watches >= 1 && slow.describe().services[0]!.watches >= 1 && p.accepted >= 2, 'both watching')
-    await new Promise((resolve) => setTimeout(resolve, 200)) // both watches' requests are on the wire
-    assert.ok(p.freeze() >= 1)
+    // Both watches are open at the API server (its own gauge), so the freeze catches them streaming.
+    await until(async () => await watchesOpen() >= open + 2, 'both watches open at the API server')
+    assert.ok(p.freeze() >= 2)
     await deletePod(cp, 'hang', 'o1')
     await until(() => hosts(quick).length === 1, 'the quick one cutting its hung watch and seeing the DELETE', { timeoutMs: 30_000 })
     assert.deepEqual(hosts(quick), ['10.0.5.2'])
