@@ -73,7 +73,7 @@ export function parseSlice (object: unknown, choice: PortChoice, maxEndpoints: n
   let odd = 0
   for (const raw of slice.endpoints as unknown[]) {
     if (endpoints.length >= maxEndpoints) {
-      problems.push(`EndpointSlice '${name}': ${(slice.endpoints as unknown[]).length} endpoints; only the first ${maxEndpoints} are used (maxEndpoints)`)
+      problems.push(`EndpointSlice '${name}': ${(slice.endpoints as unknown[]).length} endpoints; only the first ${maxEndpoints} are used (maxEndpoints bounds the Service's slices together)`)
       break
     }
     const address = isObj(raw) && Array.isArray(raw.addresses) ? str(raw.addresses[0]) : undefined

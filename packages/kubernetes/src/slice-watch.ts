@@ -120,12 +120,15 @@ export class SliceWatch {
     const what = `list endpointslices of ${this.#label} in '${this.#s.namespace}'`
     let cont: string | undefined
     let rv: string | undefined
+    let total = 0
     do {
       const page = await this.#api.getJson(`${this.#path}&limit=${PAGE}${cont === undefined ? '' : `&continue=${encodeURIComponent(cont)}`}`, what, signal)
       if (!isObj(page) || !Array.isArray(page.items) || !isObj(page.metadata)) throw new KubernetesStreamError(what, 'the answer is no EndpointSliceList')
       for (const item of page.items as unknown[]) {
-        const slice = parseSlice(item, this.#s.port, this.#s.maxEndpoints)
+        // maxEndpoints bounds all slices together, not each: a stream of many slices is bounded too.
+        const slice = parseSlice(item, this.#s.port, Math.max(0, this.#s.maxEndpoints - total))
         if (slice === undefined) { this.warn('an EndpointSlice without metadata.name skipped'); continue }
+        total += slice.endpoints.length - (slices.get(slice.name)?.endpoints.length ?? 0)
         slices.set(slice.name, slice)
       }
       rv = typeof page.metadata.resourceVersion === 'string' ? page.metadata.resourceVersion : undefined
@@ -175,8 +178,9 @@ export class SliceWatch {
       case 'ADDED': case 'MODIFIED': case 'DELETED': {
         const name = sliceName(object)
         if (name === undefined) { this.warn('a watch event for an EndpointSlice without metadata.name ignored'); break }
+        const others = this.#total() - (this.#slices.get(name)?.endpoints.length ?? 0)
         if (event.type === 'DELETED') this.#slices.delete(name)
-        else this.#slices.set(name, parseSlice(object, this.#s.port, this.#s.maxEndpoints)!)
+        else this.#slices.set(name, parseSlice(object, this.#s.port, Math.max(0, this.#s.maxEndpoints - others))!)
         break
       }
       default:
@@ -184,6 +188,12 @@ export class SliceWatch {
     }
     if (rv !== undefined) this.#rv = rv
     this.#changed(false)
+  }
+
+  #total (): number {
+    let n = 0
+    for (const slice of this.#slices.values()) n += slice.endpoints.length
+    return n
   }
 
   #changed (listed: boolean): void {

@@ -128,6 +128,11 @@ test('an EndpointSlice with 10,000 endpoints; maxEndpoints bounds what is kept',
   await d.ready()
   assert.equal(d.instances('orders').length, 5_000)
   assert.ok(logger.warnings().some((w) => w.includes('only the first 5000')), logger.warnings().join('\n'))
+  // The bound is for all slices together: a stream of many slices cannot grow past it either.
+  await until(() => api.watches === 1, 'the watch')
+  for (let s = 0; s < 5; s++) api.event('ADDED', slice(`orders-more-${s}`, many.slice(0, 2_000), undefined, String(20 + s)))
+  await until(() => d.describe().services[0]!.slices === 6, 'the added slices')
+  assert.equal(d.describe().services[0]!.endpoints, 5_000)
   const { api: api2, start: start2 } = await setup()
   api2.slices = [slice('orders-a', many)]
   const all = start2()
