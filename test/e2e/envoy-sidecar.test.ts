@@ -81,9 +81,10 @@ test('through the sidecar: zero failures, Envoy drained only after the window, c
   assert.equal(body.state, 'offline')
   assert.deepEqual(body.report.problems, [])
   assert.equal(load.stats.failed, 0, load.stats.errors.slice(0, 5).join(', '))
-  assert.ok(load.stats.ok > 300)
   const drainCall = a.envoy.adminLog.find((e) => e.url.startsWith('/drain_listeners'))
   assert.ok(drainCall, 'the sidecar was drained')
+  // Not a throughput floor (a loaded machine sends fewer): traffic ran through the whole sequence.
+  assert.ok((load.stats.lastAt.get('b') ?? 0) > drainCall.at, 'requests still flowing (to b) after a\'s sidecar was drained')
   assert.equal(drainCall.method, 'POST')
   assert.match(drainCall.url, /inboundonly/)
   assert.match(drainCall.url, /graceful/)

@@ -22,7 +22,8 @@ export async function lameduckPlugin (app: FastifyInstance, input: LameduckOptio
     : input
   const handle = await attach(app.server, options)
   app.decorate('lameduck', handle)
-  fitKeepAlive(app, handle.lifecycle.window.totalMs)
+  // Behind a sidecar, Fastify's 72 s stays: the clients are the sidecar's (see the engine's check).
+  if (input.sidecar === undefined || input.sidecar === false) fitKeepAlive(app, handle.lifecycle.window.totalMs)
 
   if (handle.routes !== false) {
     const route = (kind: ProbeKind) => async function lameduckProbe (_req: unknown, reply: import('fastify').FastifyReply) {

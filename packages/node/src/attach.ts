@@ -21,6 +21,9 @@ import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
 /** The HTTP servers attach() takes: node:http, node:https, node:http2 (h2c and h2). */
 export type AttachableServer = Server
 
+/** Behind a sidecar, a keepAliveTimeout below this is warned of (Fastify's own 72 s is not). */
+const SIDECAR_MIN_KEEP_ALIVE_MS = 60_000
+
 /** After the drain, give connections this long to go by themselves before closing the rest. */
 const CONNECTIONS_GONE_MS = 1_500
 
@@ -129,7 +132,9 @@ export class Engine {
       const leaving = isLeaving(change.to)
       this.requests.mark(leaving ? change.to : null)
       // Keep-alive clients parked on an idle connection would hold on to this instance past the window.
-      if (leaving) this.connections.sweeper.start(); else this.connections.sweeper.stop()
+      // Behind a sidecar the only client is the sidecar: it moves the consumers, and closing its idle
+      // upstream connections under it would race its next request on one (Envoy answers 503 UC).
+      if (leaving && this.options.sidecar === false) this.connections.sweeper.start(); else this.connections.sweeper.stop()
       if (change.to === 'closing') this.#goingAway('closing')
     }
     const onOffline: (...args: LifecycleEvents['offline']) => void = (report) => {
@@ -271,11 +276,23 @@ export class Engine {
   #checkKeepAlive (): void {
     if (isHttp2Server(this.server)) return
     const keepAliveTimeout = keepAliveTimeoutOf(this.server)
+    if (this.options.sidecar !== false) { this.#checkSidecarKeepAlive(keepAliveTimeout); return }
     const windowMs = this.options.window.totalMs
     if (keepAliveTimeout !== 0 && keepAliveTimeout <= windowMs) return
     const now = keepAliveTimeout === 0 ? 'no keep-alive timeout (keepAliveTimeout 0)' : `keepAliveTimeout ${keepAliveTimeout} ms, longer than the drain window (${windowMs} ms)`
     this.log.warn({ lameduck: { keepAliveTimeout, windowMs } },
       `lameduck: the server has ${now}: a client may hold an idle keep-alive connection past the window, and closing it at exit resets a request sent on it at that moment; set the server's keepAliveTimeout below the window (clients drop an idle connection when the Keep-Alive timeout the server advertises runs out)`)
+  }
+
+  /**
+   * Behind a sidecar the clients hold their connections to the sidecar, so the window does not
+   * bound the app's keep-alive. What matters is the other end: Envoy keeps idle upstream connections
+   * for an hour, and a short keepAliveTimeout has Node close one as Envoy reuses it (503 UC).
+   */
+  #checkSidecarKeepAlive (keepAliveTimeout: number): void {
+    if (keepAliveTimeout === 0 || keepAliveTimeout >= SIDECAR_MIN_KEEP_ALIVE_MS) return
+    this.log.warn({ lameduck: { keepAliveTimeout } },
+      `lameduck: behind a sidecar with keepAliveTimeout ${keepAliveTimeout} ms: the server closes an idle connection of the sidecar's pool as the sidecar may be reusing it, and Envoy answers that request 503 (upstream connection termination); set keepAliveTimeout to 0 or above the sidecar's upstream idle timeout (Envoy's default: 1 h)`)
   }
 
   async startAdmin (): Promise<void> {

@@ -77,3 +77,38 @@ test('closing with idle keep-alive connections a client still holds says how man
   await s.lameduck.shutdown('test')
   assert.ok(logger.warnings.some((w) => /closing 1 idle keep-alive connection\(s\) that clients still hold/.test(w)), logger.warnings.join('\n'))
 })
+
+test('behind a sidecar: idle connections (the sidecar\'s upstream pool) are not swept while draining; without one the same connection is', async (t) => {
+  const sidecar = { afterWindow: [], beforeRegister: [] }
+  const behind = await startServer({ sidecar, windows: { clientFetchMs: 60_000 } })
+  const direct = await startServer({ windows: { clientFetchMs: 60_000 } })
+  t.after(() => Promise.all([stop(behind), stop(direct)]))
+  for (const s of [behind, direct]) (s.server as HttpServer).keepAliveTimeout = 0 // Node closes nothing itself: the sweep is what would
+  await until(() => behind.lameduck.state === 'serving' && direct.lameduck.state === 'serving', 'serving')
+  const clients = [behind, direct].map((s) => new Client(s.url, { keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 }))
+  t.after(() => Promise.all(clients.map((c) => c.close())))
+  const gone = [0, 0]
+  clients.forEach((c, i) => c.on('disconnect', () => { gone[i]!++ }))
+  for (const c of clients) await (await c.request({ path: '/hello', method: 'GET' })).body.dump()
+  const offline = [behind, direct].map((s) => s.lameduck.offline())
+  await until(() => gone[1] === 1, 'the direct server\'s sweep to close its idle connection')
+  assert.equal(gone[0], 0, 'the sidecar\'s idle upstream connection was left open')
+  for (const s of [behind, direct]) await s.lameduck.online()
+  await Promise.all(offline)
+})
+
+test('behind a sidecar the keep-alive check is about the sidecar\'s pool: a short keepAliveTimeout is warned of, 0 and 72 s are not', async (t) => {
+  for (const [keepAliveTimeout, warned] of [[5_000, true], [0, false], [72_000, false]] as const) {
+    const logger = capture()
+    const server = createServer(appHandler())
+    server.keepAliveTimeout = keepAliveTimeout
+    const lameduck = await attach(server, { service: 'x', host: '127.0.0.1', registry: memoryRegistry(), sidecar: { afterWindow: [] }, windows: { clientFetchMs: 1_000 }, signals: false, admin: false, warmupMs: 0, logger })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    await until(() => lameduck.state === 'serving', 'serving')
+    const warning = logger.warnings.find((w) => /keepAliveTimeout/.test(w))
+    assert.equal(warning !== undefined, warned, `keepAliveTimeout ${keepAliveTimeout}: ${warning ?? 'no warning'}`)
+    if (warned) assert.match(warning!, /behind a sidecar .* 503/)
+    server.close()
+    await lameduck.close()
+  }
+})

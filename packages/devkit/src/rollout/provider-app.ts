@@ -69,7 +69,9 @@ const serve = config.serve ?? { transport: 'http' }
 // keepAliveTimeout below every window the lab runs (≥ 1 s): the Keep-Alive hint (timeout=3) makes
 // undici drop an idle connection after 1 s by itself, so no idle connection outlives the window and
 // the server never has to close one under a client (Fastify's own 72 s would; attach() warns of it).
-const app = Fastify({ logger: false, keepAliveTimeout: KEEP_ALIVE_MS, ...(serve.transport === 'h2c' ? {} : { forceCloseConnections: 'idle' }), ...fastifyServerOptions(serve) } as never) as unknown as FastifyInstance
+// Behind the lab's sidecar the only client is its Envoy, which keeps idle upstream connections: a
+// short keepAliveTimeout would close one as Envoy reuses it (503 UC, seen under load), so none.
+const app = Fastify({ logger: false, keepAliveTimeout: config.sidecar ? 0 : KEEP_ALIVE_MS, ...(serve.transport === 'h2c' ? {} : { forceCloseConnections: 'idle' }), ...fastifyServerOptions(serve) } as never) as unknown as FastifyInstance
 let served = 0
 
 if (config.mode === 'lameduck') {
