@@ -1,7 +1,7 @@
-// The rolling-deploy lab N times in a row while a CPU hog spins on one core:
+// The rolling-deploy lab N times in a row while CPU hogs spin (every core by default):
 // a loss that shows once in dozens of runs (a race) shows here, with the
 // failed requests of each run and when they happened.
-//   node --conditions=@lameduck/source scripts/rollout-under-hog.ts [--runs 40] [--core 0] [--registry none] [--mode lameduck] [--sidecar]
+//   node --conditions=@lameduck/source scripts/rollout-under-hog.ts [--runs 40] [--core all] [--registry none] [--mode lameduck] [--sidecar]
 import { parseArgs } from 'node:util'
 import { runRollout, type RolloutOptions } from '@lameduck/devkit'
 import { startHog } from './hog.ts'
@@ -9,7 +9,7 @@ import { startHog } from './hog.ts'
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '40' },
-    core: { type: 'string', default: '0' },
+    core: { type: 'string', default: 'all' },
     registry: { type: 'string', default: 'none' },
     mode: { type: 'string', default: 'lameduck' },
     rps: { type: 'string', default: '300' },
@@ -36,5 +36,5 @@ try {
 } finally {
   hog.kill()
 }
-console.log(`\n${runs} runs of ${JSON.stringify(options)} under a CPU hog on core ${values.core}: ${lossy} with loss, ${lost} of ${total} requests failed`)
+console.log(`\n${runs} runs of ${JSON.stringify(options)} under CPU hogs on core(s) ${values.core}: ${lossy} with loss, ${lost} of ${total} requests failed`)
 process.exitCode = lossy === 0 ? 0 : 1
