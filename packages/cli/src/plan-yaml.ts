@@ -99,8 +99,13 @@ function metadata (plan: Plan, line: Line): void {
     line('        #   is ready, so its first outbound calls (registering, config) go through')
     line('        # - EXIT_ON_ZERO_ACTIVE_CONNECTIONS: after its SIGTERM the proxy exits as soon as no')
     line('        #   connection is left, instead of after a fixed terminationDrainDuration')
-    line(`        # - MINIMUM_DRAIN_DURATION ${pc.proxyMetadata.MINIMUM_DRAIN_DURATION}: the proxy gets SIGTERM only once the app is offline`)
-    line('        #   (wait-drained below); this covers the app closing before connections are counted')
+    if (plan.istio.mode === 'classic') {
+      line(`        # - MINIMUM_DRAIN_DURATION ${pc.proxyMetadata.MINIMUM_DRAIN_DURATION}: the proxy gets SIGTERM only once the app is offline`)
+      line('        #   (wait-drained below); this covers the app closing before connections are counted')
+    } else {
+      line(`        # - MINIMUM_DRAIN_DURATION ${pc.proxyMetadata.MINIMUM_DRAIN_DURATION}: a native sidecar gets SIGTERM only after the app exited;`)
+      line('        #   the pause before it counts connections')
+    }
     line(`        # - terminationDrainDuration ${pc.terminationDrainDuration}: only used if exit-on-zero is turned off again`)
     line('        proxy.istio.io/config: |')
     line(`          holdApplicationUntilProxyStarts: ${pc.holdApplicationUntilProxyStarts}`)

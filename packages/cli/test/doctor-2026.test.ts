@@ -352,3 +352,19 @@ test('doctor: ambient on the Namespace: no sidecar budget, no sidecar findings',
   const noHook = await doctorJson(ns + manifest({ hook: '              exec: { command: ["true"] }' }).replace(/ {10}lifecycle:\n {12}preStop:\n.*\n/, ''))
   assert.match(noHook.result.findings.find((f) => f.code === 'prestop-missing')!.message, /ztunnel learning of the deletion late/)
 })
+
+test('doctor: externalTrafficPolicy: Local against the readiness policy: \'serve\' keeps the terminating pod usable, \'fail\' drops requests', async () => {
+  const local = SERVICE.replace('spec:\n', 'spec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n')
+  const codes = async (yaml: string): Promise<string[]> => (await doctorJson(yaml)).result.findings.map((f) => f.code)
+  assert.deepEqual(await codes(manifest({ rest: local })), ['etp-local'])
+  const failing = await doctorJson(manifest({ rest: local }))
+  assert.match(failing.result.findings[0]!.fix, /readinessWhileDraining: "serve"/)
+  assert.deepEqual(await codes(manifest({ rest: local, annotations: '\n        lameduck.dev/readiness-while-draining: serve' })), [])
+  // Set through the app container's env instead of the annotation.
+  const env = manifest({ rest: local, app: '\n          env: [{ name: LAMEDUCK_READINESS_WHILE_DRAINING, value: serve }]' })
+  assert.deepEqual(await codes(env), [])
+  // A value the engine would refuse is named, at its line.
+  const bad = await doctorJson(manifest({ annotations: '\n        lameduck.dev/readiness-while-draining: always' }))
+  assert.deepEqual(bad.result.findings.map((f) => [f.code, f.line]), [['bad-annotation', 16]])
+  assert.match(bad.result.findings[0]!.message, /must be 'fail' or 'serve' \(got 'always'\)/)
+})

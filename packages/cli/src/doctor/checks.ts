@@ -63,6 +63,7 @@ export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}
   const mark = (code: CheckCode): void => { ran.set(code, (ran.get(code) ?? 0) + 1) }
   const ctx: PodContext = { flags, namespaces: injectingNamespaces(objects), mark }
   const infos: WorkloadInfo[] = []
+  const services: Array<{ object: ManifestObject, report: Report }> = []
   let workloads = 0
   const findings: Finding[] = []
   const checked: CheckedObject[] = []
@@ -83,7 +84,7 @@ export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}
       infos.push({ object, pod, window: choice.window, maxRequestMs: choice.maxRequestMs, config, report })
     } else if (object.kind === 'Service') {
       mark('etp-local')
-      checkService(object, report, objects)
+      services.push({ object, report })
     } else if (object.kind === 'Ingress') {
       mark('nginx-pod-upstream')
       checkIngress(object, report)
@@ -102,6 +103,7 @@ export function checkObjects (objects: ManifestObject[], flags: DoctorFlags = {}
     })
   }
   checkCluster(objects, infos, (o) => byObject.get(o)!, mark)
+  for (const s of services) checkService(s.object, s.report, infos)
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || rank[a.severity] - rank[b.severity])
   const checks = CHECKS.filter((c) => ran.has(c.code)).map((c) => ({ code: c.code, severity: c.severity, what: c.what, objects: ran.get(c.code)! }))
@@ -352,8 +354,15 @@ function checkSidecars (pod: PodTemplate, injection: Injection, mode: IstioMode,
   }
 }
 
-function checkService (object: ManifestObject, report: Report, _objects: ManifestObject[]): void {
+function checkService (object: ManifestObject, report: Report, workloads: WorkloadInfo[]): void {
   if (get(object.value, ['spec', 'externalTrafficPolicy']) !== 'Local') return
+  // Pods that keep passing readiness while draining ('serve') stay usable as serving-terminating
+  // local endpoints (KEP-1669) until the load balancer's health check moves away: nothing is dropped.
+  const selector = get(object.value, ['spec', 'selector'])
+  const selected = isRecord(selector) && Object.keys(selector).length > 0
+    ? workloads.filter((w) => (w.object.namespace ?? '') === (object.namespace ?? '') && Object.entries(selector).every(([k, v]) => w.pod.labels[k] === String(v)))
+    : []
+  if (selected.length > 0 && selected.every((w) => w.config.readiness === 'serve')) return
   report('warning', 'etp-local', ['spec', 'externalTrafficPolicy'], {
     message: 'externalTrafficPolicy: Local: the load balancer sends only to nodes that pass its own health check (healthCheckNodePort), so when the last pod on a node terminates it keeps sending there until that check fails (interval × unhealthy threshold, often 10–30 s); the node has no local pod left to forward to (a terminating pod is used only while it still passes readiness, which lameduck fails from the start of a drain), and those requests are dropped',
     tradeoff: 'Local keeps the client source IP and saves a hop between nodes; Cluster (the default) loses the source IP (SNAT) but every node forwards to any ready pod, so a node losing its last pod costs nothing',

@@ -39,8 +39,8 @@ export function renderText (result: DoctorResult): string {
     out.push(`  fix: ${f.fix}`)
     out.push('')
   }
-  const { error, warning } = result.counts
+  const { error, warning, info } = result.counts
   if (result.findings.length === 0) out.push('no findings')
-  else out.push(`${plural(error, 'error')}, ${plural(warning, 'warning')}${error > 0 ? ': a rolling deploy would lose traffic' : ''}`)
+  else out.push(`${plural(error, 'error')}, ${plural(warning, 'warning')}${info > 0 ? `, ${info} info` : ''}${error > 0 ? ': a rolling deploy would lose traffic' : ''}`)
   return out.join('\n') + '\n'
 }
