@@ -147,9 +147,23 @@ export function realTestOptions (): { skip?: string } {
   return {}
 }
 
-/** A runtime switch of the naming module (SwitchDomain), through each version's own operator API. */
-export async function setSwitch (server: ModernNacos, entry: string, value: string | number | boolean): Promise<void> {
+/**
+ * A runtime switch of the naming module (SwitchDomain), through each version's own operator API.
+ * The write goes through the consistency layer and reaches the live switches asynchronously (under
+ * load a push task 500 ms later still saw the old value): resolves once GET switches shows it.
+ * `field` names the SwitchDomain property when it differs from the entry (pushCacheMillis → defaultPushCacheMillis).
+ */
+export async function setSwitch (server: ModernNacos, entry: string, value: string | number | boolean, field = entry): Promise<void> {
   const path = server.version === '2.3.1' ? '/v1/ns/operator/switches' : '/v3/admin/ns/ops/switches'
   const answer = await server.call('PUT', path, { entry, value })
   if (answer.status !== 200 || !/ok/.test(answer.text)) throw new Error(`switch ${entry}=${String(value)} on Nacos ${server.version}: ${answer.status} ${answer.text}`)
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const read = await server.call('GET', path)
+    const body = JSON.parse(read.text) as Record<string, unknown> & { data?: Record<string, unknown> }
+    const switches = server.version === '2.3.1' ? body : body.data ?? {}
+    if (String(switches[field]) === String(value)) return
+    if (Date.now() > deadline) throw new Error(`switch ${entry}=${String(value)} on Nacos ${server.version} not applied within 30 s (${field} = ${String(switches[field])})`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }

@@ -19,7 +19,7 @@ export interface NacosTarget {
 }
 
 export interface TargetSettings {
-  /** The poll period handed to clients (stand-in option; real: the defaultPushCacheMillis switch, which 2.x/3.x list answers carry). */
+  /** The poll period handed to clients (stand-in option; real: the pushCacheMillis switch, at least 10 000, which 2.x/3.x list answers carry). */
   cacheMillis?: number
   /** Change → push task (stand-in option; real: nacos.naming.push.pushTaskDelay). Default 500 on both. */
   pushDelayMs?: number
@@ -41,7 +41,7 @@ export async function startTarget (name: TargetName, settings: TargetSettings = 
   const properties = { ...settings.properties, ...(settings.pushDelayMs === undefined ? {} : { 'nacos.naming.push.pushTaskDelay': settings.pushDelayMs }) }
   const server = await startModernNacos(name, { properties })
   try {
-    if (settings.cacheMillis !== undefined) await setSwitch(server, 'defaultPushCacheMillis', settings.cacheMillis)
+    if (settings.cacheMillis !== undefined) await setSwitch(server, 'pushCacheMillis', settings.cacheMillis, 'defaultPushCacheMillis')
   } catch (err) {
     await server.close()
     throw err
