@@ -120,6 +120,14 @@ const CASES: Case[] = [
     message: /waits for SIGKILL/
   },
   {
+    name: 'sh -c "exec npm start": npm as PID 1',
+    code: 'sigterm-not-forwarded',
+    severity: 'error',
+    bad: manifest({ app: '\n          command: ["sh", "-c", "exec npm start"] #<', hook: '              sleep: { seconds: 15 }', grace: 45 }),
+    fixed: manifest({ app: '\n          command: ["sh", "-c", "exec node server.js"]', hook: '              sleep: { seconds: 15 }', grace: 45 }),
+    message: /makes npm PID 1/
+  },
+  {
     name: 'minReadySeconds shorter than the warmup',
     code: 'min-ready-short',
     severity: 'warning',

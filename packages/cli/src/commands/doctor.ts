@@ -28,8 +28,10 @@ workload's) annotation lameduck.dev/windows (a preset, or JSON parts such as
 container, else 'kubernetes'. The longest request: --max-request-ms, else the
 annotation lameduck.dev/max-request-ms, else the plugin's default maxRequestMs
 (30000). The grace period needed is the plugin's shutdown budget, the same
-formula as \`lameduck plan\`: window + sidecar drain + longest request + 5 s to
-close (+ 5 s for Istio's proxy drain), plus a 5 s margin before SIGKILL.
+formula as \`lameduck plan\`: window + sidecar phase (the idle rule:
+max(longest request, told-to-close) + idleQuietMs 2 s + 2 polls, at most
+drainTimeoutMs 30 s) + longest request + 5 s to close (+ 5 s for Istio's proxy
+drain), plus a 5 s margin before SIGKILL.
 The sidecar: --sidecar, else Istio injection (the pod's sidecar.istio.io/inject
 or istio.io/rev label, or its Namespace's istio-injection=enabled or
 istio.io/rev label when the input holds the Namespace), else the proxy

@@ -18,14 +18,14 @@ export const CHECKS = [
   { code: 'istio-idle-stats', severity: 'warning', what: 'Istio sidecar without the request gauges the idle rule reads' },
   { code: 'ambient-sidecar', severity: 'error', what: 'ambient pod with a sidecar drain configured' },
   { code: 'ambient-ztunnel-lag', severity: 'error', what: 'ambient pod whose window does not cover ztunnel\'s lag' },
-  { code: 'readiness-topology', severity: 'warning', what: 'readinessWhileDraining \'fail\' with a single replica or externalTrafficPolicy: Local' },
+  { code: 'readiness-topology', severity: 'warning', what: 'readinessWhileDraining \'fail\' with a single replica (Local: see etp-local)' },
   { code: 'pdb-missing', severity: 'warning', what: 'replicated workload without a PodDisruptionBudget' },
   { code: 'pdb-too-tight', severity: 'warning', what: 'PodDisruptionBudget that allows no eviction' },
   { code: 'lb-deregistration-delay', severity: 'warning', what: 'cloud LB target deregistration/draining longer than the window' },
   { code: 'route-no-endpoint-lag', severity: 'warning', what: 'Gateway API route to pods whose window has no endpoint term' },
   { code: 'envoy-gateway-shutdown', severity: 'warning', what: 'Envoy Gateway drainTimeout/minDrainDuration against the window and longest request' },
   { code: 'warmup-mismatch', severity: 'warning', what: 'a balancer\'s slow start (DestinationRule, BackendTrafficPolicy) that differs from the app\'s warmup' },
-  { code: 'etp-local', severity: 'warning', what: 'Service with externalTrafficPolicy: Local (trade-off)' },
+  { code: 'etp-local', severity: 'warning', what: 'Service with externalTrafficPolicy: Local and readiness \'fail\' (trade-off)' },
   { code: 'nginx-pod-upstream', severity: 'warning', what: 'ingress-nginx Ingress without service-upstream (trade-off)' },
   { code: 'ingress-nginx-retired', severity: 'info', what: 'ingress-nginx is retired (March 2026)' }
 ] as const satisfies ReadonlyArray<{ code: string, severity: Severity, what: string }>

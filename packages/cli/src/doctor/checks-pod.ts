@@ -56,7 +56,9 @@ function sigterm (c: Container, facts: PodFacts, report: Report): void {
   } else if (SHELLS.test(argv[0]!) && argv.includes('-c')) {
     const script = argv[argv.indexOf('-c') + 1] ?? ''
     const last = script.split(/;|&&|\n/).map((s) => s.trim()).filter(Boolean).pop() ?? ''
-    if (!/^exec\s/.test(last) && /(^|\s)(node|npm|yarn|pnpm|npx)(\s|$)/.test(script)) {
+    if (/^exec\s+(\S*\/)?(npm|yarn|pnpm|npx)\s/.test(last)) {
+      why = `'${last}' makes ${last.split(/\s+/)[1]!.split('/').pop()!} PID 1, which runs node as a child and does not pass SIGTERM on`
+    } else if (!/^exec\s/.test(last) && /(^|\s)(node|npm|yarn|pnpm|npx)(\s|$)/.test(script)) {
       why = `'${argv[0]} -c' starts node as a child without exec: the shell is PID 1 and does not pass SIGTERM on`
     }
   }
