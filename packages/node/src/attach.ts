@@ -16,6 +16,7 @@ import { probeAnswer, type ProbeAnswer, type ProbeKind } from './probes.ts'
 import { ANSWERED, DEFER, isRequest, RequestHook } from './requests.ts'
 import { installSignals } from './signals.ts'
 import { watchWindowEnd } from './window-watch.ts'
+import { TerminationMessage } from './termination-message.ts'
 import { createHandle, type GoingAway, type LameduckHandle } from './handle.ts'
 
 /** The HTTP servers attach() takes: node:http, node:https, node:http2 (h2c and h2). */
@@ -66,6 +67,7 @@ export class Engine {
   readonly metrics: Metrics
   admin: AdminServer | null = null
   broken: Error | null = null
+  readonly termination: TerminationMessage | null
   #undo: Array<() => void> = []
   #closed: Promise<void> | null = null
 
@@ -79,6 +81,9 @@ export class Engine {
       ? undefined
       : new ConsumerTracker({ windowMs: options.window.totalMs, quietMs: options.earlyOffline.quietMs, inflight })
     this.lifecycle = this.#createLifecycle(inflight)
+    const termination = options.terminationMessage === false ? null : new TerminationMessage(this.lifecycle, this.log, options.terminationMessage.path)
+    this.termination = termination
+    if (termination !== null) this.#undo.push(() => { termination.detach() })
     this.metrics = new Metrics({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), maxRequestMs: options.maxRequestMs })
     this.#undo.push(() => this.metrics.detach())
     this.connections = new Connections(server, () => isLeaving(this.lifecycle.state))
@@ -241,6 +246,7 @@ export class Engine {
       connections: this.connections,
       close: () => this.closeAfterDrain(),
       inflightDescription: () => this.describeInflight(),
+      forced: (why) => { this.termination?.cut(why) },
       terminate: o.terminate
     })
     this.#undo.push(uninstall)

@@ -99,6 +99,12 @@ export interface LameduckOptions {
    * 'serve' (200 until the drain is over: a single replica, externalTrafficPolicy: Local; see the README).
    */
   readinessWhileDraining?: ReadinessWhileDraining
+  /**
+   * The pod's termination message: a short account of the last drain written where `kubectl describe
+   * pod` shows it. Default: Kubernetes' /dev/termination-log, written only where it exists; `{ path }`
+   * for another file; false for none.
+   */
+  terminationMessage?: { path?: string } | false
   /** Paths of the probe routes on the app listener; false to not add them. */
   routes?: { ready?: string, live?: string } | false
   /** The Prometheus metrics: where they are served, and an optional prom-client registry. */
@@ -135,6 +141,7 @@ export interface ResolvedOptions {
   shutdownTimeoutMs: number
   earlyOffline: { quietMs: number } | false
   readinessWhileDraining: ReadinessWhileDraining
+  terminationMessage: { path: string | undefined } | false
   routes: { ready: string, live: string } | false
   metrics: ResolvedMetrics
   logger: Logger | undefined
@@ -176,6 +183,7 @@ const KNOWN = {
   shutdownTimeoutMs: true,
   earlyOffline: true,
   readinessWhileDraining: true,
+  terminationMessage: true,
   routes: true,
   metrics: true,
   logger: true,
@@ -248,6 +256,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     shutdownTimeoutMs: checkShutdownTimeout(lifecycle.shutdownTimeoutMs, window, maxRequestMs),
     earlyOffline: resolveEarlyOffline(o.earlyOffline),
     readinessWhileDraining: oneOf('readinessWhileDraining', o.readinessWhileDraining, READINESS_WHILE_DRAINING, 'fail'),
+    terminationMessage: resolveTerminationMessage(o.terminationMessage),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
     ...resolveIntegration(o)
@@ -284,6 +293,14 @@ function checkShutdownTimeout (ms: number, window: PropagationWindow, maxRequest
     throw new InvalidOptionError('shutdownTimeoutMs', `${ms} ms is shorter than the propagation window (${window.totalMs} ms: ${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')}): a shutdown would stop while consumers still route here. Raise shutdownTimeoutMs (and terminationGracePeriodSeconds) to at least ${window.totalMs + maxRequestMs} ms, or lower the windows`)
   }
   return ms
+}
+
+function resolveTerminationMessage (value: LameduckOptions['terminationMessage']): ResolvedOptions['terminationMessage'] {
+  if (value === false) return false
+  if (value === undefined) return { path: undefined }
+  const t = record('terminationMessage', value, "{ path: '/dev/termination-log' }, or false")
+  checkKeys('terminationMessage', t, { path: true })
+  return { path: t.path === undefined ? undefined : text('terminationMessage.path', t.path, "a file path, e.g. '/dev/termination-log'") }
 }
 
 function resolveEarlyOffline (value: LameduckOptions['earlyOffline']): ResolvedOptions['earlyOffline'] {

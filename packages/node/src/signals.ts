@@ -12,6 +12,8 @@ export interface SignalContext {
   close: () => Promise<void>
   /** Describes the requests in flight, for the log of what a forced exit cut. */
   inflightDescription: () => string
+  /** Told what a forced exit cut, before it happens (the termination message). */
+  forced?: (why: string) => void
   /** 0 after a clean close, 1 when forced; undefined: the process-wide default (exitProcess). */
   terminate: ((code: 0 | 1) => void) | undefined
 }
@@ -87,7 +89,9 @@ class SignalPath implements Participant {
       openConnections: stats.open + stats.upgraded
     }
     const requests = cut.inflight > 0 ? `; cut: ${this.#ctx.inflightDescription()}` : ''
-    this.#ctx.logger.error({ lameduck: { cut } }, `lameduck: ${why}; exiting now and cutting: ${cut.inflight} request(s) in flight, ${cut.openConnections} open connection(s), ${cut.windowRemainingMs} ms of window left (state ${cut.state}${cut.phase ? `, phase ${cut.phase}` : ''})${requests}`)
+    const said = `${why}; exiting now and cutting: ${cut.inflight} request(s) in flight, ${cut.openConnections} open connection(s), ${cut.windowRemainingMs} ms of window left (state ${cut.state}${cut.phase ? `, phase ${cut.phase}` : ''})${requests}`
+    this.#ctx.logger.error({ lameduck: { cut } }, `lameduck: ${said}`)
+    this.#ctx.forced?.(said)
     connections.destroyAll()
     this.#end(1)
   }
