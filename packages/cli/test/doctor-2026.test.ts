@@ -376,3 +376,16 @@ test('doctor: externalTrafficPolicy: Local against the readiness policy: \'serve
   assert.deepEqual(bad.result.findings.map((f) => [f.code, f.line]), [['bad-annotation', 16]])
   assert.match(bad.result.findings[0]!.message, /must be 'fail' or 'serve' \(got 'always'\)/)
 })
+
+test('doctor: hostile values in the new checks (a 500 KB sh -c script, a 100 KB httpGet path, runaway durations) stay short and fast', async () => {
+  const script = 'node a; '.repeat(60_000) + '1'.repeat(20_000)
+  const hostile = manifest({
+    app: `\n          command: ["sh", "-c", ${JSON.stringify(script)}]`,
+    hook: `              httpGet: { path: ${JSON.stringify('/offline' + '/'.repeat(100_000))}, port: 54199 }`,
+    rest: `---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: { name: e }\nspec: { shutdown: { drainTimeout: "${'1'.repeat(300_000)}x", minDrainDuration: "${'1m'.repeat(100_000)}!" } }\n`
+  })
+  const { code, result } = await doctorJson(hostile)
+  assert.equal(code, EXIT.FAILED)
+  assert.deepEqual(result.findings.map((f) => f.code).sort(), ['envoy-gateway-shutdown', 'prestop-http-loopback', 'sigterm-not-forwarded'])
+  for (const f of result.findings) assert.ok(f.message.length < 1_000, `${f.code}: ${f.message.length} characters`)
+})

@@ -9,6 +9,12 @@ import type { Report } from './checks.ts'
 import { isRecord } from './manifest.ts'
 import { describeHook, get, type Container, type PodTemplate } from './pod.ts'
 
+/** Text from the manifest in a message: one line, at most 120 characters. */
+function clip (text: string): string {
+  const line = text.slice(0, 240).replace(/\s+/g, ' ')
+  return line.length > 120 || text.length > 240 ? `${line.slice(0, 120)}… (${text.length} characters)` : line
+}
+
 export interface PodFacts { window: PropagationWindow, windowWhy: string, config: AppConfig, maxRequestMs: number }
 
 export function checkPodExtras (pod: PodTemplate, apps: Container[], facts: PodFacts, mark: (code: CheckCode) => void, report: Report): void {
@@ -28,9 +34,9 @@ function httpGetLoopback (c: Container, report: Report): void {
   const http = get(c.value, ['lifecycle', 'preStop', 'httpGet'])
   if (!isRecord(http)) return
   const port = http.port
-  const path = String(http.path ?? '/')
+  const path = clip(String(http.path ?? '/'))
   const admin = port === DEFAULT_ADMIN_PORT || String(port) === String(DEFAULT_ADMIN_PORT) || /^\/(offline|drain)\b/.test(path)
-  const host = typeof http.host === 'string' ? http.host : ''
+  const host = typeof http.host === 'string' ? clip(http.host) : ''
   if (!admin && !/^(127\.|localhost$|::1$)/.test(host)) return
   report('error', 'prestop-http-loopback', [...c.path, 'lifecycle', 'preStop', 'httpGet'], {
     container: c.name,
@@ -52,14 +58,14 @@ function sigterm (c: Container, facts: PodFacts, report: Report): void {
   if (command.length === 0) return // the image's ENTRYPOINT: not in the manifest
   let why: string | undefined
   if (PACKAGE_MANAGERS.test(argv[0]!)) {
-    why = `'${argv.join(' ')}' runs node as a child of ${argv[0]!.split('/').pop()!}, which as PID 1 does not pass SIGTERM on`
+    why = `'${clip(argv.join(' '))}' runs node as a child of ${argv[0]!.split('/').pop()!}, which as PID 1 does not pass SIGTERM on`
   } else if (SHELLS.test(argv[0]!) && argv.includes('-c')) {
     const script = argv[argv.indexOf('-c') + 1] ?? ''
     const last = script.split(/;|&&|\n/).map((s) => s.trim()).filter(Boolean).pop() ?? ''
     if (/^exec\s+(\S*\/)?(npm|yarn|pnpm|npx)\s/.test(last)) {
-      why = `'${last}' makes ${last.split(/\s+/)[1]!.split('/').pop()!} PID 1, which runs node as a child and does not pass SIGTERM on`
+      why = `'${clip(last)}' makes ${last.split(/\s+/)[1]!.split('/').pop()!} PID 1, which runs node as a child and does not pass SIGTERM on`
     } else if (!/^exec\s/.test(last) && /(^|\s)(node|npm|yarn|pnpm|npx)(\s|$)/.test(script)) {
-      why = `'${argv[0]} -c' starts node as a child without exec: the shell is PID 1 and does not pass SIGTERM on`
+      why = `'${clip(argv[0]!)} -c' starts node as a child without exec: the shell is PID 1 and does not pass SIGTERM on`
     }
   }
   if (why === undefined) return
