@@ -152,7 +152,7 @@ test('node:cluster: a worker that attaches after SIGTERM is told to shut down: i
   await until(() => pod.lines.some((l) => l.event === 'ready') && pod.lines.some((l) => l.event === 'booting'), 'worker 1 serving, worker 2 booting', 20_000)
   pod.child.kill('SIGTERM')
   await until(() => pod.lines.some((l) => l.event === 'state' && l.worker === 1 && l.to === 'draining'), 'worker 1 draining')
-  pod.child.kill('SIGUSR2') // worker 2 finishes booting and attaches now
+  pod.child.send({ event: 'go' }) // worker 2 finishes booting and attaches now
   assert.equal(await pod.exited, 0)
   const states = pod.lines.filter((l) => l.event === 'state' && l.worker === 2).map((l) => l.to)
   assert.ok(states.includes('closing'), `worker 2 shut down (states: ${states.join(', ')})`)
