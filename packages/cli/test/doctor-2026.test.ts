@@ -335,6 +335,8 @@ test('doctor: the Istio version from the manifest decides classic or native (pro
   assert.deepEqual(await codes(classic, '--istio-version', '1.27'), [])
   const byRev = classic.replace('sidecar.istio.io/inject: "true"', 'istio.io/rev: 1-28-0')
   assert.deepEqual(await codes(byRev), [])
+  const byStatus = classic.replace('sidecar.istio.io/statsInclusionSuffixes', 'sidecar.istio.io/status: \'{"initContainers":["istio-init"],"containers":["istio-proxy"],"revision":"1-27-2"}\'\n        sidecar.istio.io/statsInclusionSuffixes')
+  assert.deepEqual(await codes(byStatus), [])
   const oldRev = classic.replace('sidecar.istio.io/inject: "true"', 'istio.io/rev: 1-25')
   assert.deepEqual(await codes(oldRev), ['istio-hold-off', 'sidecar-stops-first'])
   // kubectl get of an injected pod: the proxyv2 tag says which Istio injected it.

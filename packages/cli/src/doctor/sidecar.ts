@@ -100,6 +100,13 @@ export function istioVersionOf (pod: PodTemplate, namespaces: { injecting: Injec
     const v = m === null ? undefined : parseIstioVersion(m[1]!)
     if (v !== undefined) return { version: v, why: `image ${image}` }
   }
+  // The injector's record on an injected pod: {"revision":"1-27",...}.
+  const status = pod.annotations['sidecar.istio.io/status']
+  if (status !== undefined && status.length < 10_000) {
+    const m = /"revision"\s*:\s*"([^"]+)"/.exec(status)
+    const v = m === null ? undefined : parseIstioVersion(m[1]!)
+    if (v !== undefined) return { version: v, why: `annotation sidecar.istio.io/status revision ${m![1]!}` }
+  }
   const rev = pod.labels[ISTIO_REVISION]
   const fromRev = rev === undefined ? undefined : parseIstioVersion(rev)
   if (fromRev !== undefined) return { version: fromRev, why: `label ${ISTIO_REVISION}: ${rev}` }
