@@ -56,9 +56,11 @@ import (
 )
 GO
 go mod tidy >&2
+# Stamp the version (it reads v0.0.0-master otherwise); no symbol table or DWARF: a shorter link.
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$version -X k8s.io/component-base/version.gitMajor=${version%%.*} -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)"
 for cmd in kube-apiserver kube-controller-manager; do
   t=$(date +%s)
-  go build -o "$bin/$cmd.partial" "k8s.io/kubernetes/cmd/$cmd" >&2
+  go build -ldflags "$ldflags" -o "$bin/$cmd.partial" "k8s.io/kubernetes/cmd/$cmd" >&2
   mv "$bin/$cmd.partial" "$bin/$cmd"
   log "$cmd v$version built in $(( $(date +%s) - t )) s"
 done
