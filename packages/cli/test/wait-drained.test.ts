@@ -72,6 +72,17 @@ test('blocks while the app drains, exits 0 once it is offline', async (t) => {
   assert.match(r.out, /^lameduck wait-drained: the app is draining, waiting for offline or stopped\nlameduck wait-drained: the app is offline after [\d.]+ s; the sidecar may stop\n$/)
 })
 
+test('a state with terminal escape sequences is printed escaped, never as raw control characters', async (t) => {
+  const app = await fakeStatus(t, '\u001b[2J\u001b]0;pwned\u0007draining')
+  const running = run(['--admin', app.url, '--interval', '0.02'])
+  await waitFor('a poll', () => app.polls >= 2)
+  app.state = 'offline'
+  const r = await running
+  assert.equal(r.code, EXIT.OK)
+  assert.doesNotMatch(r.out, /[\u0000-\u0008\u000b-\u001f\u007f]/, 'no control character reaches the terminal')
+  assert.match(r.out, /the app is \\u001b\[2J/)
+})
+
 test('stopped counts as done; closing does not', async (t) => {
   const app = await fakeStatus(t, 'closing')
   const running = run(['--admin', app.url, '--interval', '0.02'])

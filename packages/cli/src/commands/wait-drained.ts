@@ -3,6 +3,7 @@ import { formatSeconds, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag
 import type { Dispatcher } from 'undici'
 import { call, createAgent, networkFailure, type HttpAnswer } from '../http.ts'
 import { DEFAULT_ADMIN_URL, sleep, systemClock } from '@lameduck/core'
+import { printable } from './prestop-wire.ts'
 
 const LABEL = 'lameduck wait-drained'
 /** The app no longer needs its sidecar in these states. */
@@ -120,7 +121,7 @@ function answered (w: Watch, res: HttpAnswer): number | undefined {
       ctx.stdout.write(`${LABEL}: the app is ${state} after ${formatSeconds(Date.now() - started)}; the sidecar may stop\n`)
       return EXIT.OK
     }
-    note(`the app is ${state}, waiting for offline or stopped`)
+    note(`the app is ${printable(state)}, waiting for offline or stopped`)
   } else if (res.status === 404 || (res.status === 200 && typeof state !== 'string')) {
     // Waiting on something that will never say "offline" would only end at the grace period.
     ctx.stderr.write(`${LABEL}: ${statusUrl.href} answered ${res.status} without a lameduck state: is --admin the app's lameduck admin listener?\n`)

@@ -2,6 +2,7 @@ import { EXIT, type Command, type CommandContext } from '../command.ts'
 import { formatSeconds, parseFlags, secondsFlag, stringFlag, UsageError, urlFlag } from '../args.ts'
 import { call, createAgent, networkFailure } from '../http.ts'
 import { sleep, systemClock } from '@lameduck/core'
+import { printable } from './prestop-wire.ts'
 
 export const DEFAULT_READY_URL = 'http://127.0.0.1:3000/health/ready'
 const LABEL = 'lameduck wait-ready'
@@ -67,7 +68,7 @@ async function run (ctx: CommandContext): Promise<number> {
           ctx.stdout.write(`${LABEL}: ready after ${formatSeconds(Date.now() - started)} (${url.href})\n`)
           return EXIT.OK
         }
-        const state = typeof res.json?.state === 'string' ? ` (state '${res.json.state}')` : ''
+        const state = typeof res.json?.state === 'string' ? ` (state '${printable(res.json.state)}')` : ''
         note(`${res.status}${state}${res.status === 404 ? `: no route at ${url.pathname}; is --url the plugin's routes.ready path?` : ''}`)
       } catch (err) {
         if (ctx.signal.aborted) continue
