@@ -25,7 +25,6 @@ export class ServiceWatch {
   readonly #watch: SliceWatch
   #listed = false
   #instances: Instance[] = []
-  #signature = ''
   #endpoints = 0
   /** When each ready endpoint was first seen ready (undefined: already ready in the first list). */
   #readySince = new Map<string, number | undefined>()
@@ -101,9 +100,7 @@ export class ServiceWatch {
       if (slices.size === 0) this.#checkService().catch(() => {})
       else this.#checkedMissing = false
     }
-    const signature = instances.map((i) => `${i.id} ${i.host}:${i.port} ${i.metadata['lameduck.registeredAt'] ?? ''}`).join('\n')
-    if (signature === this.#signature) return
-    this.#signature = signature
+    if (sameRegistrations(instances, this.#instances)) return
     this.#instances = instances
     for (const fn of [...this.#listeners]) {
       try { fn(instances.map((i) => ({ ...i, metadata: { ...i.metadata } }))) } catch (err) { this.#o.logger.error({ err, service: this.service }, `kubernetes: a discovery subscriber for '${this.service}' threw`) }
@@ -152,4 +149,15 @@ export class ServiceWatch {
     const kept = this.#instances.length
     this.#o.logger.warn({ err, code, service: this.service }, `${message}; ${this.#listed ? `keeping the last list (${kept} instance${kept === 1 ? '' : 's'})` : 'no list yet'} and retrying`)
   }
+}
+
+/** Same ids, addresses and registration times in the same order (both lists are sorted by id): nothing to tell. */
+function sameRegistrations (a: readonly Instance[], b: readonly Instance[]): boolean {
+  if (a.length !== b.length) return false
+  for (let k = 0; k < a.length; k++) {
+    const x = a[k]!
+    const y = b[k]!
+    if (x.id !== y.id || x.host !== y.host || x.port !== y.port || x.metadata['lameduck.registeredAt'] !== y.metadata['lameduck.registeredAt']) return false
+  }
+  return true
 }
