@@ -5,10 +5,10 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { until } from '@lameduck/test-utils'
 import { createBalancer } from '@lameduck/balancer'
-import { kubernetesDiscovery, ownEndpointObserver, type KubernetesDiscovery, type OwnEndpointChange } from '@lameduck/kubernetes'
+import { kubernetesDiscovery, ownEndpointObserver, podConditionWriter, type KubernetesDiscovery, type OwnEndpointChange } from '@lameduck/kubernetes'
 import { skipReason, startControlPlane, type ControlPlane } from './helpers/control-plane.ts'
 import { faultProxy, type FaultProxy } from './helpers/fault-proxy.ts'
-import { bindReader, createNamespace, createReadyPod, createService, deletePod, grantReader, sliceEndpoints, unbindReader } from './helpers/objects.ts'
+import { bindReader, createNamespace, createReadyPod, createService, deletePod, grantReader, NODE, setPodReady, sliceEndpoints, unbindReader } from './helpers/objects.ts'
 
 const reason = skipReason()
 const hosts = (d: KubernetesDiscovery, service = 'orders'): string[] => d.instances(service).map((i) => i.host).sort()
@@ -233,5 +233,29 @@ describe('kubernetesDiscovery on a real API server', { skip: reason ?? false }, 
     const plain = discovery('annot', { warmupMs: 120_000 })
     await plain.ready()
     assert.ok(plain.instances('orders').every((i) => i.metadata['lameduck.registeredAt'] === undefined), 'control: without podAnnotations every endpoint of the first list is warm')
+  })
+
+  test('the readiness gate: the pod condition lameduck.dev/registered set through pods/status, the other conditions kept; denied without the Role', async () => {
+    await createNamespace(cp, 'gate')
+    const created = await cp.api('POST', '/api/v1/namespaces/gate/pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'g1', labels: { app: 'orders' } },
+      spec: { nodeName: NODE, readinessGates: [{ conditionType: 'lameduck.dev/registered' }], containers: [{ name: 'app', image: 'registry.example/app:1' }] }
+    })
+    assert.equal(created.status, 201)
+    await setPodReady(cp, 'gate', 'g1', '10.0.11.1', true)
+    const conditions = async (): Promise<Record<string, string>> => Object.fromEntries(((await cp.api('GET', '/api/v1/namespaces/gate/pods/g1')).body.status.conditions as Array<{ type: string, status: string }>).map((c) => [c.type, c.status]))
+    assert.equal((await conditions())['lameduck.dev/registered'], undefined, 'control: not there before')
+    const writer = podConditionWriter({ kubeconfig: cp.kubeconfig('admin'), namespace: 'gate', pod: 'g1' })
+    closers.push(() => writer.close())
+    await writer.set(true, { message: 'registered with the registry' })
+    assert.deepEqual(await conditions(), { PodScheduled: 'True', Initialized: 'True', ContainersReady: 'True', Ready: 'True', 'lameduck.dev/registered': 'True' })
+    await writer.set(false)
+    assert.equal((await conditions())['lameduck.dev/registered'], 'False')
+    await grantReader(cp, 'gate')
+    const denied = podConditionWriter({ kubeconfig: cp.kubeconfig('reader'), namespace: 'gate', pod: 'g1' })
+    closers.push(() => denied.close())
+    await assert.rejects(denied.set(true), { code: 'LAMEDUCK_ERR_K8S_FORBIDDEN' })
   })
 })

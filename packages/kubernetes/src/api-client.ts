@@ -26,6 +26,9 @@ export interface WatchCall {
 
 interface StatusBody { reason?: unknown, message?: unknown }
 
+/** What a request sends besides a GET's defaults. */
+interface Send { method?: string, body?: Buffer, contentType?: string, accept?: string }
+
 /** The Status the API server sends with an error, read as far as it is one. */
 export function apiError (status: number, body: string, what: string): KubernetesApiError {
   let parsed: StatusBody = {}
@@ -52,21 +55,30 @@ export class ApiClient {
 
   /** GET `path` as JSON. A 401 reads the token again and tries once more (it may have rotated). */
   async getJson (path: string, what: string, signal?: AbortSignal, accept = 'application/json'): Promise<unknown> {
+    return await this.#call(path, what, signal, { accept })
+  }
+
+  /** PATCH `path` with `body` as `contentType` (a strategic merge patch, a merge patch...); the answer as JSON. */
+  async patchJson (path: string, body: unknown, contentType: string, what: string, signal?: AbortSignal): Promise<unknown> {
+    return await this.#call(path, what, signal, { method: 'PATCH', body: Buffer.from(JSON.stringify(body)), contentType })
+  }
+
+  async #call (path: string, what: string, signal: AbortSignal | undefined, send: Send): Promise<unknown> {
     try {
-      return await this.#getJsonOnce(path, what, signal, accept)
+      return await this.#callOnce(path, what, signal, send)
     } catch (err) {
       if (!(err instanceof KubernetesApiError) || err.status !== 401) throw err
       this.#conn.tokenRejected()
-      return await this.#getJsonOnce(path, what, signal, accept)
+      return await this.#callOnce(path, what, signal, send)
     }
   }
 
-  async #getJsonOnce (path: string, what: string, signal: AbortSignal | undefined, accept: string): Promise<unknown> {
+  async #callOnce (path: string, what: string, signal: AbortSignal | undefined, send: Send): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.#s.requestTimeoutMs)
     const both = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
-    const res = await this.#open(path, what, both, undefined, accept)
+    const res = await this.#open(path, what, both, undefined, send)
     const body = await this.#readAll(res, what, both)
-    if (res.statusCode !== 200) throw apiError(res.statusCode ?? 0, body, what)
+    if (res.statusCode !== 200 && res.statusCode !== 201) throw apiError(res.statusCode ?? 0, body, what)
     try {
       return JSON.parse(body)
     } catch {
@@ -120,7 +132,7 @@ export class ApiClient {
     this.#agent.destroy()
   }
 
-  #open (path: string, what: string, signal: AbortSignal, headersTimeoutMs?: number, accept = 'application/json'): Promise<http.IncomingMessage> {
+  #open (path: string, what: string, signal: AbortSignal, headersTimeoutMs?: number, send: Send = {}): Promise<http.IncomingMessage> {
     const { server } = this.#conn
     const token = this.#conn.token()
     const mod = server.protocol === 'https:' ? https : http
@@ -130,9 +142,13 @@ export class ApiClient {
         host: server.hostname.replace(/^\[|\]$/g, ''),
         port: server.port === '' ? undefined : Number(server.port),
         path: `${server.pathname.replace(/\/$/, '')}${path}`,
-        method: 'GET',
+        method: send.method ?? 'GET',
         agent: this.#agent,
-        headers: { accept, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+        headers: {
+          accept: send.accept ?? 'application/json',
+          ...(send.body === undefined ? {} : { 'content-type': send.contentType ?? 'application/json', 'content-length': send.body.length }),
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
+        },
         signal
       }, (res) => { clearTimeout(timer); resolve(res) })
       // Headers within the bound, also for a watch (its body may then stay quiet for minutes).
@@ -144,7 +160,7 @@ export class ApiClient {
         clearTimeout(timer)
         reject(err instanceof KubernetesStreamError ? err : signal.aborted ? this.#aborted(signal, what) : new KubernetesStreamError(what, `cannot reach ${server.origin}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, { cause: err }))
       })
-      req.end()
+      req.end(send.body)
     })
   }
 

@@ -83,3 +83,16 @@ test('lameduck.dev/registered-at: ms since the epoch or RFC 3339; anything else 
   assert.equal(readRegisteredAt('2026-11-27T13:00:00Z'), Date.parse('2026-11-27T13:00:00Z'))
   for (const bad of ['', 'soon', '-5', '0', 42, 'x'.repeat(100)]) assert.equal(readRegisteredAt(bad), undefined, String(bad))
 })
+
+test('podConditionWriter checks its options at the edge', async () => {
+  const { podConditionWriter } = await import('@lameduck/kubernetes')
+  const api = await fakeApi()
+  closers.push(() => api.close())
+  const w = podConditionWriter({ kubeconfig: api.kubeconfig, pod: 'orders-1' })
+  closers.push(() => w.close())
+  assert.equal(w.namespace, 'shop')
+  assert.equal(w.conditionType, 'lameduck.dev/registered')
+  assert.throws(() => podConditionWriter({ kubeconfig: api.kubeconfig, pod: 'x', conditionType: 'not a type!' }), { code: 'LAMEDUCK_ERR_INVALID_OPTION' })
+  assert.throws(() => podConditionWriter({ kubeconfig: api.kubeconfig, pod: 'Bad_Pod' }), /pod/)
+  assert.throws(() => podConditionWriter({ kubeconfig: api.kubeconfig, podName: 'x' } as never), /unknown option/)
+})
