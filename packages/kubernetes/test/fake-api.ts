@@ -3,7 +3,7 @@
 // HTTP on 127.0.0.1 (a kubeconfig may point at `kubectl proxy`, which is plain HTTP too).
 // test/k8s runs the same discovery against the real kube-apiserver.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listen, close } from '@lameduck/test-utils'
@@ -105,7 +105,11 @@ export async function fakeApi (): Promise<FakeApi> {
     event: (type: string, object: unknown) => { for (const res of open) res.write(JSON.stringify({ type, object }) + '\n') },
     endWatches: () => { for (const res of open) res.end() },
     get watches () { return open.size },
-    close: async () => { for (const res of open) res.destroy(); await close(server) }
+    close: async () => {
+      for (const res of open) res.destroy()
+      await close(server)
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
   return state
 }
