@@ -60,6 +60,11 @@ function sidecarPhaseLines (plan: Plan, line: Line): void {
   line(`# Sidecar phase: ${sec(p.ms)} = max(${sec(plan.maxRequestMs)} longest request, ${sec(p.toldToCloseMs)} until every connection`)
   line(`# is told to close (${p.strategy === 'immediate' ? 'drain strategy immediate' : 'gradual: Envoy\'s drain time'})) + ${sec(p.idleQuietMs)} idleQuietMs + 2 × ${sec(p.checkIntervalMs)} polls${p.bounded ? `, bounded by drainTimeoutMs ${sec(p.drainTimeoutMs)}` : ''}:`)
   line('# the drain step ends once no request is in flight and none arrived for idleQuietMs.')
+  if (p.strategy === 'gradual' && p.bounded) {
+    const immediate = plan.maxRequestMs + p.idleQuietMs + 2 * p.checkIntervalMs
+    if (immediate < p.drainTimeoutMs) line('# Run Envoy with --drain-strategy immediate (as Istio does) and pass --envoy-drain-strategy immediate:')
+    if (immediate < p.drainTimeoutMs) line(`# the phase is then ${sec(immediate)}.`)
+  }
   line('#')
 }
 

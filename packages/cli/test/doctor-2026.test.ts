@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { doctor } from '../src/commands/doctor.ts'
 import { EXIT } from '../src/command.ts'
 import type { DoctorResult } from '../src/doctor/report.ts'
+import { fileURLToPath } from 'node:url'
 import { runCommand } from './helpers.ts'
 
 const stdin = (text: string): NodeJS.ReadableStream => (async function * () { yield Buffer.from(text) })() as unknown as NodeJS.ReadableStream
@@ -390,4 +391,11 @@ test('doctor: hostile values in the new checks (a 500 KB sh -c script, a 100 KB 
   assert.equal(code, EXIT.FAILED)
   assert.deepEqual(result.findings.map((f) => f.code).sort(), ['envoy-gateway-shutdown', 'prestop-http-loopback', 'sigterm-not-forwarded'])
   for (const f of result.findings) assert.ok(f.message.length < 1_000, `${f.code}: ${f.message.length} characters`)
+})
+
+test('doctor\'s text report names each pod\'s Istio data plane and why', async () => {
+  const run = await runCommand(doctor, [fileURLToPath(new URL('../../../examples/k8s/05-istio-native.yaml', import.meta.url))])
+  assert.match(run.stdout, /Deployment\/orders \(line \d+\): window 15 s .*; Istio native \(annotation sidecar\.istio\.io\/nativeSidecar: "true"\)/)
+  const ambient = await runCommand(doctor, [fileURLToPath(new URL('../../../examples/k8s/06-istio-ambient.yaml', import.meta.url))])
+  assert.match(ambient.stdout, /; Istio ambient \(Namespace\/shop label istio\.io\/dataplane-mode: ambient\)/)
 })

@@ -205,3 +205,12 @@ test('plan --ambient: no sidecar to drain, the preStop stays, ztunnel named', as
   assert.deepEqual(p.spec.template.spec.containers[0].lifecycle.preStop, { exec: { command: ['lameduck', 'prestop'] } })
   await assert.rejects(runCommand(plan, ['--windows', 'kubernetes', '--ambient', '--sidecar', 'istio']), /--ambient has no sidecar to drain/)
 })
+
+test('plan --sidecar native with Envoy\'s default gradual drain says what immediate would give', async () => {
+  const gradual = await runCommand(plan, ['--windows', 'kubernetes', '--sidecar', 'native', '--max-request-ms', '5000'])
+  assert.match(gradual.stdout, /# Sidecar phase: 30 s = max\(5 s longest request, 600 s until every connection/)
+  assert.match(gradual.stdout, /# the phase is then 9 s\./)
+  const immediate = await runCommand(plan, ['--windows', 'kubernetes', '--sidecar', 'native', '--max-request-ms', '5000', '--envoy-drain-strategy', 'immediate'])
+  assert.match(immediate.stdout, /# Sidecar phase: 9 s = max\(5 s longest request, 0 s until every connection/)
+  assert.doesNotMatch(immediate.stdout, /the phase is then/)
+})

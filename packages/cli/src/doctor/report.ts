@@ -29,7 +29,8 @@ export function renderText (result: DoctorResult): string {
       out.push(`  ${o.object} (${where}): ${o.note}`)
       continue
     }
-    out.push(`  ${o.object} (${where})${w ? `: window ${formatSeconds(w.totalMs)} (${w.preset}, ${w.source}), longest request ${formatSeconds(w.maxRequestMs)} (${w.maxRequestSource})` : ''}`)
+    const istio = o.istio ? `; Istio ${o.istio.mode} (${o.istio.why})` : ''
+    out.push(`  ${o.object} (${where})${w ? `: window ${formatSeconds(w.totalMs)} (${w.preset}, ${w.source}), longest request ${formatSeconds(w.maxRequestMs)} (${w.maxRequestSource})${istio}` : ''}`)
   }
   out.push('')
   for (const f of result.findings) {
