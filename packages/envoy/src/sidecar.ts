@@ -151,34 +151,41 @@ function readyStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions): StartupS
   }
 }
 
+type StepContext = Parameters<DrainStep['run']>[0]
+
+/** The drain's progress as log lines; each kind of stats failure reported once as a problem. */
+function progressReporter (o: ResolvedEnvoySidecarOptions, { logger, problem }: StepContext): (event: DrainProgress) => void {
+  const reported = new Set<string>()
+  return (event) => {
+    switch (event.type) {
+      case 'attempt-failed':
+        logger.warn({ err: event.error, envoy: { action: event.call.action, attempt: event.attempt } }, `lameduck: Envoy ${event.call.action} attempt ${event.attempt} failed`)
+        break
+      case 'sent':
+        logger.info({ envoy: { action: event.call.action, url: o.adminUrl } }, `lameduck: Envoy ${event.call.action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
+        break
+      case 'idle-rule':
+        logger.debug({ envoy: { idleFromMs: event.fromMs } }, `lameduck: Envoy idle rule: ${event.reason}`)
+        break
+      case 'poll':
+        logger.debug({ envoy: { activeConnections: event.count } }, 'lameduck: Envoy connections')
+        break
+      case 'poll-error': {
+        // Each kind of failure once: a dead stats endpoint polled for 30 s is one problem.
+        const key = event.error instanceof EnvoyAdminError ? event.error.code : String(event.error)
+        if (reported.has(key)) return
+        reported.add(key)
+        problem(event.error)
+      }
+    }
+  }
+}
+
 function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy: 'listeners' | 'healthcheck'): DrainStep {
   return {
     name: 'envoy drain',
-    async run ({ signal, clock, logger, problem }) {
-      const reported = new Set<string>()
-      const onProgress = (event: DrainProgress): void => {
-        switch (event.type) {
-          case 'attempt-failed':
-            logger.warn({ err: event.error, envoy: { action: event.call.action, attempt: event.attempt } }, `lameduck: Envoy ${event.call.action} attempt ${event.attempt} failed`)
-            break
-          case 'sent':
-            logger.info({ envoy: { action: event.call.action, url: o.adminUrl } }, `lameduck: Envoy ${event.call.action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
-            break
-          case 'idle-rule':
-            logger.debug({ envoy: { idleFromMs: event.fromMs } }, `lameduck: Envoy idle rule: ${event.reason}`)
-            break
-          case 'poll':
-            logger.debug({ envoy: { activeConnections: event.count } }, 'lameduck: Envoy connections')
-            break
-          case 'poll-error': {
-            // Each kind of failure once: a dead stats endpoint polled for 30 s is one problem.
-            const key = event.error instanceof EnvoyAdminError ? event.error.code : String(event.error)
-            if (reported.has(key)) return
-            reported.add(key)
-            problem(event.error)
-          }
-        }
-      }
+    async run (ctx) {
+      const { signal, clock, logger, problem } = ctx
       // The whole step, retries of the drain call included, is bounded by drainTimeoutMs
       // (plus at most one admin request in flight at the deadline): the shutdown budget counts on it.
       const result = await drainEnvoy(admin, {
@@ -196,7 +203,7 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
         inboundListeners: o.inboundListeners,
         signal,
         clock,
-        onProgress
+        onProgress: progressReporter(o, ctx)
       })
       // Nothing was drained, so there is nothing to wait for.
       if (result.outcome === 'not-sent') problem(result.error)

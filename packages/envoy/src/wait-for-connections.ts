@@ -60,6 +60,30 @@ export interface WaitForConnectionsResult {
   elapsedMs: number
 }
 
+/**
+ * The idle rule's evidence, one reading per call: true once no request is in
+ * flight and the request total has not moved for `quietMs`.
+ */
+function idleRule (admin: EnvoyAdmin, idle: NonNullable<WaitForConnectionsOptions['idle']>, result: WaitForConnectionsResult, signal: AbortSignal | undefined): (now: number) => Promise<boolean> {
+  const { from: _from, quietMs, ...requestOptions } = idle
+  // The request total as last read, and since when it has not moved.
+  let lastTotal = -1
+  let quietSince = 0
+  return async (now) => {
+    let r
+    try {
+      r = await admin.requestCount({ ...requestOptions, signal })
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason
+      return false // a failed reading is no evidence; the next poll tries again
+    }
+    result.activeRequests = r.active
+    if (r.active !== 0) { lastTotal = -1; return false }
+    if (r.total !== lastTotal) { lastTotal = r.total; quietSince = now; return false }
+    return now - quietSince >= quietMs
+  }
+}
+
 export async function waitForConnections (admin: EnvoyAdmin, options: WaitForConnectionsOptions = {}): Promise<WaitForConnectionsResult> {
   const max = count('max', options.max, 0)
   const minDrainMs = duration('minDrainMs', options.minDrainMs, 0)
@@ -80,23 +104,7 @@ export async function waitForConnections (admin: EnvoyAdmin, options: WaitForCon
     return result
   }
 
-  // The request total as last read and since when it has not moved (idle rule).
-  let lastTotal = -1
-  let quietSince = 0
-  const quiet = async (now: number): Promise<boolean> => {
-    const { from: _from, quietMs, ...requestOptions } = options.idle!
-    let r
-    try {
-      r = await admin.requestCount({ ...requestOptions, signal })
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason
-      return false // a failed reading is no evidence; the next poll tries again
-    }
-    result.activeRequests = r.active
-    if (r.active !== 0) { lastTotal = -1; return false }
-    if (r.total !== lastTotal) { lastTotal = r.total; quietSince = now; return false }
-    return now - quietSince >= quietMs
-  }
+  const quiet = options.idle === undefined ? async () => false : idleRule(admin, options.idle, result, signal)
 
   for (;;) {
     signal?.throwIfAborted()

@@ -35,14 +35,12 @@ function split (groupedOrPlain: string, group: string | undefined): { serviceNam
   return at < 0 ? { serviceName: groupedOrPlain, groupName: group ?? 'DEFAULT_GROUP' } : { serviceName: groupedOrPlain.slice(at + 2), groupName: groupedOrPlain.slice(0, at) }
 }
 
-export function createV3Bridge (s: V3Settings): SdkBridge {
-  const listeners: Listener[] = []
-  const polls = new Map<string, Poll>()
-  let next = 0
-  let closed = false
+type Call = <T>(method: string, params: Record<string, string | number | boolean>, path?: string) => Promise<Answer<T>>
 
-  /** One call, tried on each server in turn (from a rotating start) on network errors and 5xx. */
-  async function call<T> (method: string, params: Record<string, string | number | boolean>, path = ''): Promise<Answer<T>> {
+/** One call, tried on each server in turn (from a rotating start) on network errors and 5xx. */
+function v3Caller (s: V3Settings): Call {
+  let next = 0
+  return async function call<T> (method: string, params: Record<string, string | number | boolean>, path = ''): Promise<Answer<T>> {
     const query = new URLSearchParams(Object.entries({ namespaceId: s.namespace, ...params }).map(([k, v]): [string, string] => [k, String(v)]))
     let last: Error | undefined
     const start = next++
@@ -64,20 +62,27 @@ export function createV3Bridge (s: V3Settings): SdkBridge {
     }
     throw last ?? new Error('no Nacos server configured')
   }
+}
 
-  function form (service: string, instance: SdkInstance, group: string | undefined): Record<string, string | number | boolean> {
-    return {
-      ...split(service, group),
-      ip: instance.ip,
-      port: instance.port,
-      clusterName: instance.clusterName ?? 'DEFAULT',
-      weight: instance.weight ?? 1,
-      enabled: instance.enabled ?? true,
-      healthy: instance.healthy ?? true,
-      ephemeral: true,
-      metadata: JSON.stringify(instance.metadata ?? {})
-    }
+/** An instance as the v3 client API's form fields. */
+function form (service: string, instance: SdkInstance, group: string | undefined): Record<string, string | number | boolean> {
+  return {
+    ...split(service, group),
+    ip: instance.ip,
+    port: instance.port,
+    clusterName: instance.clusterName ?? 'DEFAULT',
+    weight: instance.weight ?? 1,
+    enabled: instance.enabled ?? true,
+    healthy: instance.healthy ?? true,
+    ephemeral: true,
+    metadata: JSON.stringify(instance.metadata ?? {})
   }
+}
+
+/** Polled discovery (the v3 client API has no push): one timer per subscribed service. */
+function v3Polls (s: V3Settings, call: Call, listeners: Listener[]) {
+  const polls = new Map<string, Poll>()
+  let closed = false
 
   async function pollOnce (key: string): Promise<void> {
     const poll = polls.get(key)
@@ -101,15 +106,8 @@ export function createV3Bridge (s: V3Settings): SdkBridge {
     }
   }
 
-  const client: NamingClient = {
-    ready: async () => {},
-    async registerInstance (service, instance, group) {
-      await call('POST', form(service, instance, group))
-    },
-    async deregisterInstance (service, instance, group) {
-      await call('DELETE', form(service, instance, group))
-    },
-    subscribe (info, listener) {
+  return {
+    subscribe (info: SubscribeInfo | string, listener: HostsListener): void {
       const i = typeof info === 'string' ? { serviceName: info } : info
       const full = { serviceName: i.serviceName, groupName: i.groupName ?? 'DEFAULT_GROUP', clusters: i.clusters ?? '' }
       const key = `${full.groupName}@@${full.serviceName}@@${full.clusters}`
@@ -121,7 +119,7 @@ export function createV3Bridge (s: V3Settings): SdkBridge {
       }
       poll.listeners.add(listener)
     },
-    unSubscribe (info, listener) {
+    unSubscribe (info: SubscribeInfo | string, listener?: HostsListener): void {
       const i = typeof info === 'string' ? { serviceName: info } : info
       const key = `${i.groupName ?? 'DEFAULT_GROUP'}@@${i.serviceName}@@${i.clusters ?? ''}`
       const poll = polls.get(key)
@@ -132,6 +130,29 @@ export function createV3Bridge (s: V3Settings): SdkBridge {
         polls.delete(key)
       }
     },
+    close (): void {
+      closed = true
+      for (const poll of polls.values()) if (poll.timer !== null) clearTimeout(poll.timer)
+      polls.clear()
+    }
+  }
+}
+
+export function createV3Bridge (s: V3Settings): SdkBridge {
+  const listeners: Listener[] = []
+  const call = v3Caller(s)
+  const polls = v3Polls(s, call, listeners)
+
+  const client: NamingClient = {
+    ready: async () => {},
+    async registerInstance (service, instance, group) {
+      await call('POST', form(service, instance, group))
+    },
+    async deregisterInstance (service, instance, group) {
+      await call('DELETE', form(service, instance, group))
+    },
+    subscribe: (info, listener) => { polls.subscribe(info, listener) },
+    unSubscribe: (info, listener) => { polls.unSubscribe(info, listener) },
     getServerStatus: async () => 'UP',
     close: async () => {},
     on: () => client
@@ -151,10 +172,8 @@ export function createV3Bridge (s: V3Settings): SdkBridge {
     udpPort: () => 0,
     pushes: () => undefined,
     async close () {
-      closed = true
       listeners.length = 0
-      for (const poll of polls.values()) if (poll.timer !== null) clearTimeout(poll.timer)
-      polls.clear()
+      polls.close()
     }
   }
 }

@@ -56,6 +56,7 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
   const routes = adminRoutes(backend, log)
   const check = opts.token === undefined ? undefined : bearerChecker(opts.token)
 
+  const handle = adminHandler(opts.host, routes, check, log)
   // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
   const server = createServer({ requestTimeout: 0 }, (req, res) => {
     handle(req, res).catch((err: Error) => {
@@ -65,10 +66,18 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
       else res.destroy()
     })
   })
+  const bound = await listenAdmin(server, opts)
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host
+  const url = `http://${host}:${bound}`
+  log.info({ url }, `lameduck admin listening at ${url}`)
+  return { url, port: bound, close: () => closeServer(server) }
+}
 
-  async function handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** One admin request: web pages refused, then the token, then the route, its method and body. */
+function adminHandler (bindHost: string, routes: Record<string, Route>, check: ((header: string | undefined) => boolean) | undefined, log: Logger): Handler {
+  return async function handle (req, res) {
     // A web page never gets to act or read, whatever token a browser may hold.
-    const browser = browserRefusal(req, opts.host)
+    const browser = browserRefusal(req, bindHost)
     if (browser !== null) {
       log.warn({ caller: req.socket.remoteAddress, method: req.method, url: redactText(req.url ?? ''), why: browser }, `lameduck admin: refused ${browser}`)
       return refuse(req, res, 403, { error: 'forbidden', message: `the admin API does not answer web pages: ${browser}` })
@@ -94,7 +103,10 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
     if (bodyError !== null) return refuse(req, res, bodyError.statusCode, bodyError.body)
     await route.handler(req, res)
   }
+}
 
+/** Binds the admin listener (exclusively); a taken port or a foreign address is an error naming the option. Returns the bound port. */
+async function listenAdmin (server: Server, opts: AdminListenOptions): Promise<number> {
   const port = opts.port === 'auto' ? 0 : opts.port
   try {
     // exclusive: in a cluster worker a shared handle would spread admin requests over every worker.
@@ -108,11 +120,7 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
     throw err
   }
   const address = server.address()
-  const bound = typeof address === 'object' && address !== null ? address.port : port
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host
-  const url = `http://${host}:${bound}`
-  log.info({ url }, `lameduck admin listening at ${url}`)
-  return { url, port: bound, close: () => closeServer(server) }
+  return typeof address === 'object' && address !== null ? address.port : port
 }
 
 /** The routes: GET changes state on /offline and /online (so `curl` works); HEAD never does (probes send it). */

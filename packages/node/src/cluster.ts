@@ -80,32 +80,7 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
   const { host, port, token } = resolveAdmin(listener, '') as Exclude<ReturnType<typeof resolveAdmin>, false>
   const signals = resolveSignals(givenSignals)
   const logger = givenLogger === undefined ? stderrLogger() : withMethods<Logger>('logger', givenLogger, ['info', 'warn', 'error'], 'a pino-compatible logger')
-  let next = 0
-
-  /**
-   * One ask to one worker. A worker that has not attached lameduck yet (or whose
-   * event loop is stuck) never acknowledges: after ACK_TIMEOUT_MS it is answered
-   * for with 503, so no admin call or shutdown waits on it forever. Once
-   * acknowledged, the answer may take a whole drain (the worker's own bounds apply).
-   */
-  function ask (worker: Worker, action: Action, wait: boolean): Promise<Reply['answer']> {
-    const id = ++next
-    return new Promise((resolve) => {
-      const done = (answer: Reply['answer']): void => { clearTimeout(silent); worker.off('message', onMessage); worker.off('exit', onExit); resolve(answer) }
-      const onMessage = (msg: unknown): void => {
-        if (isAck(msg) && msg.id === id) clearTimeout(silent)
-        if (isReply(msg) && msg.id === id) done(msg.answer)
-      }
-      const onExit = (): void => { done({ statusCode: 503, body: { error: 'worker exited', state: 'stopped' } }) }
-      const silent = setTimeout(() => {
-        logger.warn({ lameduck: { worker: worker.id, action } }, `lameduck cluster: worker ${worker.id} did not answer ${action} within ${ACK_TIMEOUT_MS} ms (attach() not called yet, or its event loop is blocked); answering 503 for it`)
-        done({ statusCode: 503, body: { error: 'worker not answering', message: `worker ${worker.id} has not attached lameduck yet, or its event loop is blocked`, state: 'unknown' } })
-      }, ACK_TIMEOUT_MS)
-      worker.on('message', onMessage)
-      worker.on('exit', onExit)
-      worker.send({ lameduck: 'admin', id, action, wait } satisfies Ask)
-    })
-  }
+  const ask = workerAsker(logger)
 
   // A worker that attaches once the pod is shutting down must not register and serve until SIGKILL.
   let shuttingDown = false
@@ -154,6 +129,36 @@ export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<
     return answers.length
   })
   return { ...server, close: async () => { uninstall(); cluster.off('message', onWorkerMessage); await server.close() } }
+}
+
+type AskWorker = (worker: Worker, action: Action, wait: boolean) => Promise<Reply['answer']>
+
+/**
+ * Asks one worker. A worker that has not attached lameduck yet (or whose event
+ * loop is stuck) never acknowledges: after ACK_TIMEOUT_MS it is answered for
+ * with 503, so no admin call or shutdown waits on it forever. Once acknowledged,
+ * the answer may take a whole drain (the worker's own bounds apply).
+ */
+function workerAsker (logger: Logger): AskWorker {
+  let next = 0
+  return function ask (worker, action, wait) {
+    const id = ++next
+    return new Promise((resolve) => {
+      const done = (answer: Reply['answer']): void => { clearTimeout(silent); worker.off('message', onMessage); worker.off('exit', onExit); resolve(answer) }
+      const onMessage = (msg: unknown): void => {
+        if (isAck(msg) && msg.id === id) clearTimeout(silent)
+        if (isReply(msg) && msg.id === id) done(msg.answer)
+      }
+      const onExit = (): void => { done({ statusCode: 503, body: { error: 'worker exited', state: 'stopped' } }) }
+      const silent = setTimeout(() => {
+        logger.warn({ lameduck: { worker: worker.id, action } }, `lameduck cluster: worker ${worker.id} did not answer ${action} within ${ACK_TIMEOUT_MS} ms (attach() not called yet, or its event loop is blocked); answering 503 for it`)
+        done({ statusCode: 503, body: { error: 'worker not answering', message: `worker ${worker.id} has not attached lameduck yet, or its event loop is blocked`, state: 'unknown' } })
+      }, ACK_TIMEOUT_MS)
+      worker.on('message', onMessage)
+      worker.on('exit', onExit)
+      worker.send({ lameduck: 'admin', id, action, wait } satisfies Ask)
+    })
+  }
 }
 
 function installPrimarySignals (signals: NodeJS.Signals[] | false, log: Logger, shutdown: () => Promise<number>): () => void {
