@@ -179,6 +179,25 @@ export function graceSecondsFor (ms: number): number {
   return Math.ceil(ms / 1000) + KILL_MARGIN_S
 }
 
+/**
+ * The preStop: `lameduck prestop` where the image has the CLI; else the sleep
+ * action (1.34+) or the image's sleep for the window, and the app's SIGTERM
+ * path drains after it (so the pod needs the sleep on top of the drain).
+ */
+function preStopFor (input: PlanInput, windowMs: number, drainNeedsMs: number): { preStop: PreStop, preStopWhy: string, podNeedsMs: number } {
+  if (input.noCli !== true) return { preStop: { exec: { command: ['lameduck', 'prestop'] } }, preStopWhy: 'blocks until the app is offline', podNeedsMs: drainNeedsMs }
+  const minor = input.kubernetesMinor ?? SLEEP_ACTION_MINOR
+  const sleepSeconds = Math.ceil(windowMs / 1000)
+  const action = minor >= SLEEP_ACTION_MINOR
+  return {
+    preStop: action ? { sleep: { seconds: sleepSeconds } } : { exec: { command: ['sleep', String(sleepSeconds)] } },
+    preStopWhy: action
+      ? `no CLI in the image: kubelet's own sleep action (Kubernetes >= 1.${SLEEP_ACTION_MINOR}) for the window, then the app's SIGTERM path drains`
+      : `no CLI in the image and no sleep action before Kubernetes 1.${SLEEP_ACTION_MINOR}: the image's sleep binary for the window, then the app's SIGTERM path drains`,
+    podNeedsMs: sleepSeconds * 1000 + drainNeedsMs
+  }
+}
+
 /** Computes the plan. Throws InvalidOptionError (from core) on bad windows. */
 export function computePlan (input: PlanInput): Plan {
   const window = propagationWindow(input.windows, 'windows')
@@ -202,20 +221,7 @@ export function computePlan (input: PlanInput): Plan {
   const plugin: Plan['plugin'] = { windows: input.windows, maxRequestMs, shutdownTimeoutMs }
   if (budget.sidecarPhase !== null) plugin.sidecar = { envoyAdmin: input.envoyAdmin ?? (istio ? ISTIO_ENVOY_ADMIN : ENVOY_ADMIN), drainTimeoutMs: budget.sidecarPhase.drainTimeoutMs, idleQuietMs: budget.sidecarPhase.idleQuietMs }
 
-  // The preStop: `lameduck prestop` where the image has the CLI; else the sleep
-  // action (1.34+), and the app's SIGTERM path drains after it.
-  const minor = input.kubernetesMinor ?? SLEEP_ACTION_MINOR
-  const sleepSeconds = Math.ceil(window.totalMs / 1000)
-  let preStop: PreStop = { exec: { command: ['lameduck', 'prestop'] } }
-  let preStopWhy = 'blocks until the app is offline'
-  let podNeedsMs = budget.podNeedsMs
-  if (input.noCli === true) {
-    preStop = minor >= SLEEP_ACTION_MINOR ? { sleep: { seconds: sleepSeconds } } : { exec: { command: ['sleep', String(sleepSeconds)] } }
-    preStopWhy = minor >= SLEEP_ACTION_MINOR
-      ? `no CLI in the image: kubelet's own sleep action (Kubernetes >= 1.${SLEEP_ACTION_MINOR}) for the window, then the app's SIGTERM path drains`
-      : `no CLI in the image and no sleep action before Kubernetes 1.${SLEEP_ACTION_MINOR}: the image's sleep binary for the window, then the app's SIGTERM path drains`
-    podNeedsMs = sleepSeconds * 1000 + budget.podNeedsMs
-  }
+  const { preStop, preStopWhy, podNeedsMs } = preStopFor(input, window.totalMs, budget.podNeedsMs)
   const istioMode = input.istioMode ?? 'native'
   return {
     window,

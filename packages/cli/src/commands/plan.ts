@@ -72,30 +72,32 @@ Examples:
   lameduck plan --windows eureka-ribbon --balancer-refresh-ms 5000 --json
 `
 
-async function run (ctx: CommandContext): Promise<number> {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {
-    windows: { type: 'string' },
-    'max-request-ms': { type: 'string' },
-    sidecar: { type: 'string' },
-    'sidecar-drain-timeout-ms': { type: 'string' },
-    'envoy-admin': { type: 'string' },
-    container: { type: 'string' },
-    port: { type: 'string' },
-    'envoy-drain-strategy': { type: 'string' },
-    'envoy-drain-time-ms': { type: 'string' },
-    'idle-quiet-ms': { type: 'string' },
-    'istio-version': { type: 'string' },
-    ambient: { type: 'boolean' },
-    'kubernetes-version': { type: 'string' },
-    'no-cli': { type: 'boolean' },
-    'warmup-ms': { type: 'string' },
-    resources: { type: 'boolean' },
-    name: { type: 'string' },
-    json: { type: 'boolean' }
-  }
-  for (const flag of Object.values(PART_FLAGS)) options[flag] = { type: 'string' }
-  const { values } = parseFlags(ctx.argv, options)
+const FLAGS: Record<string, { type: 'string' | 'boolean' }> = {
+  windows: { type: 'string' },
+  'max-request-ms': { type: 'string' },
+  sidecar: { type: 'string' },
+  'sidecar-drain-timeout-ms': { type: 'string' },
+  'envoy-admin': { type: 'string' },
+  container: { type: 'string' },
+  port: { type: 'string' },
+  'envoy-drain-strategy': { type: 'string' },
+  'envoy-drain-time-ms': { type: 'string' },
+  'idle-quiet-ms': { type: 'string' },
+  'istio-version': { type: 'string' },
+  ambient: { type: 'boolean' },
+  'kubernetes-version': { type: 'string' },
+  'no-cli': { type: 'boolean' },
+  'warmup-ms': { type: 'string' },
+  resources: { type: 'boolean' },
+  name: { type: 'string' },
+  json: { type: 'boolean' },
+  ...Object.fromEntries(Object.values(PART_FLAGS).map((flag) => [flag, { type: 'string' as const }]))
+}
 
+type Values = ReturnType<typeof parseFlags>['values']
+
+/** --windows and the part flags: a preset, parts, or a preset with parts overridden. */
+function windowsFrom (values: Values): WindowsInput {
   const preset = stringFlag(values, 'windows')
   if (preset !== undefined && !isWindowPreset(preset)) throw new UsageError(`--windows: unknown preset '${preset}'; use one of ${presets}`)
   const overrides: Partial<WindowParts> = {}
@@ -106,7 +108,12 @@ async function run (ctx: CommandContext): Promise<number> {
   if (preset === undefined && Object.keys(overrides).length === 0) {
     throw new UsageError(`--windows is required: one of ${presets} (or give the parts, e.g. --client-fetch-ms 30000)`)
   }
-  const windows: WindowsInput = Object.keys(overrides).length === 0 ? preset! : { ...(preset ? { preset } : {}), ...overrides } as WindowsInput
+  return Object.keys(overrides).length === 0 ? preset! : { ...(preset ? { preset } : {}), ...overrides } as WindowsInput
+}
+
+/** Every other flag, checked once, as computePlan's input. */
+function planInput (values: Values): Parameters<typeof computePlan>[0] {
+  const windows = windowsFrom(values)
   const sidecar = stringFlag(values, 'sidecar')
   if (sidecar !== undefined && sidecar !== 'istio' && sidecar !== 'native') throw new UsageError(`--sidecar must be 'istio' or 'native' (got '${sidecar}')`)
   const envoyAdmin = stringFlag(values, 'envoy-admin')
@@ -114,7 +121,6 @@ async function run (ctx: CommandContext): Promise<number> {
   if (envoyAdmin !== undefined && sidecar === undefined) throw new UsageError('--envoy-admin needs --sidecar istio or --sidecar native')
   const port = integerFlag(values, 'port', 'a port number')
   if (port !== undefined && (port < 1 || port > 65535)) throw new UsageError(`--port must be 1–65535 (got ${port})`)
-
   const strategy = stringFlag(values, 'envoy-drain-strategy')
   if (strategy !== undefined && strategy !== 'immediate' && strategy !== 'gradual') throw new UsageError(`--envoy-drain-strategy must be 'immediate' or 'gradual' (got '${strategy}')`)
   const rawIstio = stringFlag(values, 'istio-version')
@@ -128,27 +134,32 @@ async function run (ctx: CommandContext): Promise<number> {
   if (rawK8s !== undefined && (k8s === null || k8s === undefined)) throw new UsageError(`--kubernetes-version must look like 1.34 (got '${rawK8s}')`)
   const name = stringFlag(values, 'name')
   if (name !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) throw new UsageError(`--name must be a DNS label, e.g. orders (got '${name}')`)
+  return {
+    windows,
+    maxRequestMs: msFlag(values, 'max-request-ms'),
+    sidecar: sidecar as 'istio' | 'native' | undefined,
+    envoyAdmin,
+    sidecarDrainTimeoutMs: msFlag(values, 'sidecar-drain-timeout-ms'),
+    container: stringFlag(values, 'container'),
+    port,
+    envoyDrainStrategy: strategy as EnvoyDrainStrategy | undefined,
+    envoyDrainTimeMs: msFlag(values, 'envoy-drain-time-ms'),
+    idleQuietMs: msFlag(values, 'idle-quiet-ms'),
+    istioMode: istioVersion === undefined || versionAtLeast(istioVersion, ISTIO_NATIVE_DEFAULT) ? 'native' : 'classic',
+    ambient,
+    kubernetesMinor: k8s ? Number(k8s[1]) : undefined,
+    noCli: values['no-cli'] === true,
+    warmupMs: msFlag(values, 'warmup-ms'),
+    name
+  }
+}
 
+async function run (ctx: CommandContext): Promise<number> {
+  const { values } = parseFlags(ctx.argv, FLAGS)
+  const input = planInput(values)
   let plan
   try {
-    plan = computePlan({
-      windows,
-      maxRequestMs: msFlag(values, 'max-request-ms'),
-      sidecar: sidecar as 'istio' | 'native' | undefined,
-      envoyAdmin,
-      sidecarDrainTimeoutMs: msFlag(values, 'sidecar-drain-timeout-ms'),
-      container: stringFlag(values, 'container'),
-      port,
-      envoyDrainStrategy: strategy as EnvoyDrainStrategy | undefined,
-      envoyDrainTimeMs: msFlag(values, 'envoy-drain-time-ms'),
-      idleQuietMs: msFlag(values, 'idle-quiet-ms'),
-      istioMode: istioVersion === undefined || versionAtLeast(istioVersion, ISTIO_NATIVE_DEFAULT) ? 'native' : 'classic',
-      ambient,
-      kubernetesMinor: k8s ? Number(k8s[1]) : undefined,
-      noCli: values['no-cli'] === true,
-      warmupMs: msFlag(values, 'warmup-ms'),
-      name
-    })
+    plan = computePlan(input)
   } catch (err) {
     if (err instanceof InvalidOptionError) throw new UsageError(err.message)
     throw err

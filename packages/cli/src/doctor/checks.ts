@@ -286,6 +286,17 @@ function checkReadiness (c: Container, W: number, windowWhy: string, report: Rep
   }
 }
 
+/** The pod's Istio ProxyConfig overrides (annotation), when any; why it could not be read, when not. */
+function readProxyConfig (raw: string | undefined): { proxyConfig: Record<string, unknown>, unreadable: string } {
+  if (raw === undefined) return { proxyConfig: {}, unreadable: '' }
+  try {
+    const parsed: unknown = parseYaml(raw)
+    return { proxyConfig: isRecord(parsed) ? parsed : {}, unreadable: '' }
+  } catch (err) {
+    return { proxyConfig: {}, unreadable: ` (the annotation is not valid YAML/JSON: ${(err as Error).message.split('\n')[0]})` }
+  }
+}
+
 function checkSidecars (pod: PodTemplate, injection: Injection, mode: IstioMode, windowWhy: string, sidecar: 'istio' | 'native' | null, report: Report): void {
   const injected = injection.injected
   const istioNative = mode.mode === 'native'
@@ -293,18 +304,8 @@ function checkSidecars (pod: PodTemplate, injection: Injection, mode: IstioMode,
   const injectPath = injection.path ?? pod.metaPath
   const fix = (name: string): string => `add lifecycle.preStop.exec.command: ["lameduck", "wait-drained"] to '${name}' (it blocks until the app is offline), or run the proxy as a native sidecar (initContainers with restartPolicy: Always${name === 'istio-proxy' ? `, or annotation ${ISTIO_NATIVE}: "true"` : ''}), which kubelet stops only after the app`
 
-  // The pod's Istio ProxyConfig overrides, when any.
   const raw = pod.annotations[ISTIO_CONFIG]
-  let proxyConfig: Record<string, unknown> = {}
-  let unreadable = ''
-  if (raw !== undefined) {
-    try {
-      const parsed: unknown = parseYaml(raw)
-      if (isRecord(parsed)) proxyConfig = parsed
-    } catch (err) {
-      unreadable = ` (the annotation is not valid YAML/JSON: ${(err as Error).message.split('\n')[0]})`
-    }
-  }
+  const { proxyConfig, unreadable } = readProxyConfig(raw)
   const drainDuration = typeof proxyConfig.terminationDrainDuration === 'string' ? proxyConfig.terminationDrainDuration : 'default 5 s'
   const istioStop = `pilot-agent kills Envoy after terminationDrainDuration (${drainDuration})`
 
