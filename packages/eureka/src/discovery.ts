@@ -1,6 +1,6 @@
 // Consumer side: eureka-js-client fetching the full registry every
 // registryFetchInterval, turned into core Discovery (UP instances, change events).
-import { serviceKey, type Discovery, type Instance, type Logger } from '@lameduck/core'
+import { Latch, serviceKey, type Discovery, type Instance, type Logger } from '@lameduck/core'
 import { callback, describeFailure, type EurekaInstanceJson, type EurekaJsClient } from './client.ts'
 import { fromEurekaInstance } from './instance-mapping.ts'
 
@@ -30,8 +30,7 @@ export class RegistryView implements Discovery {
   #client: EurekaJsClient | undefined
   #apps = new Map<string, Array<Omit<Instance, 'service'>>>()
   readonly #subscribers = new Set<Subscriber>()
-  #fetched = false
-  #waiters: Array<() => void> = []
+  readonly #fetched = new Latch()
   #closed = false
   #interval: NodeJS.Timeout | undefined
   #inflight = false
@@ -79,14 +78,7 @@ export class RegistryView implements Discovery {
   /** Resolves after the first successful fetch. */
   ready (signal?: AbortSignal): Promise<void> {
     this.start()
-    if (this.#fetched) return Promise.resolve()
-    return new Promise((resolve, reject) => {
-      const done = (): void => { signal?.removeEventListener('abort', abort); resolve() }
-      const abort = (): void => { this.#waiters = this.#waiters.filter((w) => w !== done); reject(signal!.reason) }
-      if (signal?.aborted) { abort(); return }
-      signal?.addEventListener('abort', abort, { once: true })
-      this.#waiters.push(done)
-    })
+    return this.#fetched.wait(signal)
   }
 
   /** Fetches the full registry now (in addition to the interval). */
@@ -154,10 +146,7 @@ export class RegistryView implements Discovery {
     this.stats.lastError = null
     if (this.#failures > 0) this.#s.logger.info({}, 'eureka: registry fetches succeed again')
     this.#failures = 0
-    if (!this.#fetched) {
-      this.#fetched = true
-      for (const w of this.#waiters.splice(0)) w()
-    }
+    this.#fetched.open()
     for (const sub of [...this.#subscribers]) {
       const list = this.#list(sub.service)
       const sig = signature(list)

@@ -1,6 +1,6 @@
 // One Service's instances for discovery: its EndpointSlices (label kubernetes.io/service-name)
 // through a SliceWatch, turned into routable instances; subscribers hear of each change.
-import type { Instance } from '@lameduck/core'
+import { Latch, type Instance } from '@lameduck/core'
 import type { ApiClient } from './api-client.ts'
 import type { ParsedSlice } from './endpoint-slices.ts'
 import { KubernetesApiError } from './errors.ts'
@@ -23,7 +23,7 @@ export class ServiceWatch {
   readonly #o: ResolvedOptions
   readonly #api: ApiClient
   readonly #watch: SliceWatch
-  #listed = false
+  readonly #listed = new Latch()
   #instances: Instance[] = []
   #endpoints = 0
   /** When each ready endpoint was first seen ready (undefined: already ready in the first list). */
@@ -32,7 +32,6 @@ export class ServiceWatch {
   /** With podAnnotations: undefined until the first list's pods were read (the first list waits for it). */
   #registeredAt: ReadonlyMap<string, number> | undefined
   #annotationsAsked = false
-  #waiters: Array<() => void> = []
   readonly #listeners = new Set<(list: Instance[]) => void>()
   readonly #abort = new AbortController()
 
@@ -60,14 +59,7 @@ export class ServiceWatch {
 
   /** Resolves after the first successful list. */
   ready (signal?: AbortSignal): Promise<void> {
-    if (this.#listed) return Promise.resolve()
-    return new Promise((resolve, reject) => {
-      const done = (): void => { signal?.removeEventListener('abort', abort); resolve() }
-      const abort = (): void => { this.#waiters = this.#waiters.filter((w) => w !== done); reject(signal!.reason) }
-      if (signal?.aborted) { abort(); return }
-      signal?.addEventListener('abort', abort, { once: true })
-      this.#waiters.push(done)
-    })
+    return this.#listed.wait(signal)
   }
 
   close (): void {
@@ -84,7 +76,7 @@ export class ServiceWatch {
     }
     const { instances, endpoints, readySince } = toInstances(this.service, slices.values(), this.#readySince, {
       now: this.#o.clock.now(),
-      initial: !this.#listed,
+      initial: !this.#listed.isOpen,
       warmupMs: this.#o.warmupMs,
       maxEndpoints: this.#o.maxEndpoints,
       namespace: this.#o.namespace,
@@ -93,10 +85,7 @@ export class ServiceWatch {
     this.#readySince = readySince
     this.#endpoints = endpoints
     if (listed) {
-      if (!this.#listed) {
-        this.#listed = true
-        for (const w of this.#waiters.splice(0)) w()
-      }
+      this.#listed.open()
       if (slices.size === 0) this.#checkService().catch(() => {})
       else this.#checkedMissing = false
     }
@@ -147,7 +136,7 @@ export class ServiceWatch {
     const message = err instanceof Error ? err.message : String(err)
     if (!first) { this.#o.logger.debug({ err, service: this.service }, message); return }
     const kept = this.#instances.length
-    this.#o.logger.warn({ err, code, service: this.service }, `${message}; ${this.#listed ? `keeping the last list (${kept} instance${kept === 1 ? '' : 's'})` : 'no list yet'} and retrying`)
+    this.#o.logger.warn({ err, code, service: this.service }, `${message}; ${this.#listed.isOpen ? `keeping the last list (${kept} instance${kept === 1 ? '' : 's'})` : 'no list yet'} and retrying`)
   }
 }
 

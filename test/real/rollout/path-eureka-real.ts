@@ -4,7 +4,6 @@
 // production default × scale, through the server's and clients' own properties.
 import { Agent } from 'undici'
 import { createBalancer } from '@lameduck/balancer'
-import { serviceKey } from '@lameduck/core'
 import { eurekaDiscovery, eurekaWindows } from '@lameduck/eureka'
 import type { ResolvedRollout, TrafficPath } from '@lameduck/devkit'
 
@@ -17,6 +16,7 @@ import type { ResolvedRollout, TrafficPath } from '@lameduck/devkit'
 const TIMER_LATENESS_MARGIN_MS = 1_000
 import { startJavaConsumer, startRealEureka, waitFor, type RealEureka } from '../helpers/eureka.ts'
 import { javaLoad } from './java-load.ts'
+import { roundRobin } from './round-robin.ts'
 
 export type RealConsumer = 'spring' | 'node' | 'balancer'
 
@@ -81,14 +81,8 @@ function nodeSide (server: RealEureka, p: ReturnType<typeof realPeriods>, consum
   const discovery = eurekaDiscovery({ url: server.eurekaUrl, client: { eureka: { registryFetchInterval: fetchMs } } })
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: 32 })
   const balancer = consumer === 'balancer' ? createBalancer({ service: 'orders', discovery, refreshIntervalMs: fetchMs, curve: 'linear', consumerId: 'rollout-consumer' }) : null
-  let next = 0
   // node: round robin over eureka-js-client's list as it stands, no retries (what most Node consumers do).
-  const plainUrl = (path: string): string => {
-    const list = discovery.instances(serviceKey('orders'))
-    const target = list[next++ % Math.max(1, list.length)]
-    if (target === undefined) throw Object.assign(new Error('no instance of orders'), { code: 'LAMEDUCK_ERR_NO_INSTANCE' })
-    return `http://${target.host}:${target.port}${path}`
-  }
+  const plainUrl = roundRobin(discovery, 'orders')
   log(`consumer: ${consumer === 'balancer' ? '@lameduck/balancer over eureka-js-client' : 'eureka-js-client round robin'}, fetch ${fetchMs} ms`)
   return {
     windows: { ...eurekaWindows({ responseCacheUpdateIntervalMs: p.cacheMs, registryFetchIntervalMs: fetchMs, balancer: balancer === null ? 'none' : fetchMs }), marginMs: TIMER_LATENESS_MARGIN_MS },

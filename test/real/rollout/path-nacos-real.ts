@@ -6,10 +6,10 @@
 // not shorten this path's window.
 import { Agent } from 'undici'
 import { createBalancer } from '@lameduck/balancer'
-import { serviceKey } from '@lameduck/core'
 import { nacosDiscovery, nacosWindows } from '@lameduck/nacos'
 import type { ResolvedRollout, TrafficPath } from '@lameduck/devkit'
 import { startModernNacos, type NacosVersion } from '../helpers/nacos-modern.ts'
+import { roundRobin } from './round-robin.ts'
 
 const CACHE_MILLIS = 10_000
 
@@ -19,14 +19,8 @@ export function nacosRealPath (consumer: 'node' | 'balancer', version: NacosVers
     const discovery = nacosDiscovery({ serverList: server.serverList })
     const agent = new Agent({ keepAliveTimeout: 30_000, connections: 32 })
     const balancer = consumer === 'balancer' ? createBalancer({ service: 'orders', discovery, refreshIntervalMs: CACHE_MILLIS, curve: 'linear', consumerId: 'rollout-consumer' }) : null
-    let next = 0
     // node: round robin over the discovery's list as it stands, no retries (what most Node consumers do).
-    const plainUrl = (path: string): string => {
-      const list = discovery.instances(serviceKey('orders'))
-      const target = list[next++ % Math.max(1, list.length)]
-      if (target === undefined) throw Object.assign(new Error('no instance of orders'), { code: 'LAMEDUCK_ERR_NO_INSTANCE' })
-      return `http://${target.host}:${target.port}${path}`
-    }
+    const plainUrl = roundRobin(discovery, 'orders')
     o.log(`nacos-real: Nacos ${version} on ${server.serverList}; consumer ${consumer === 'balancer' ? '@lameduck/balancer over @lameduck/nacos' : '@lameduck/nacos round robin'}`)
     return {
       name: `nacos-real-${version}`,
