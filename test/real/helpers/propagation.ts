@@ -8,6 +8,7 @@ import { eurekaWindows } from '@lameduck/eureka'
 import { startJavaConsumer, startRealEureka, type CallLine } from './eureka.ts'
 import { startNodeConsumer } from './node-consumer.ts'
 import { startProvider, type Provider } from './providers.ts'
+import { Server } from 'node:http'
 
 /** Production defaults (Netflix / Spring Cloud) the measurement scales. */
 export const DEFAULTS = {
@@ -230,7 +231,8 @@ async function naiveExit (rig: Rig): Promise<number> {
   if (res.status !== 200) throw new Error(`naive control: DELETE answered ${res.status}`)
   const at = Date.now()
   p.app.server.closeAllConnections()
-  p.app.server.close()
+  // Node's own close, not the server's: lameduck holds an app's server.close() until its drain is over.
+  Server.prototype.close.call(p.app.server)
   await sleep(propagationWindow(rig.windows.java).totalMs)
   return at
 }
