@@ -46,7 +46,10 @@ const PLANS: string[][] = [
   ['--windows', 'kubernetes', '--sidecar', 'native', '--envoy-drain-strategy', 'immediate'],
   ['--windows', 'kubernetes', '--no-cli'],
   ['--windows', 'kubernetes', '--ambient', '--warmup-ms', '30000', '--resources'],
-  ['--windows', 'eureka-spring', '--warmup-ms', '45500', '--resources', '--name', 'billing']
+  ['--windows', 'eureka-spring', '--warmup-ms', '45500', '--resources', '--name', 'billing'],
+  // @lameduck/kubernetes: readinessGates, the downward-API env, a ServiceAccount, Role and RoleBinding
+  ['--windows', 'kubernetes', '--observed-window', '--readiness-gate', '--gate-warmup-fraction', '0.5', '--warmup-ms', '60000', '--resources'],
+  ['--windows', 'nacos', '--readiness-gate', '--sidecar', 'istio', '--service-account', 'orders']
 ]
 
 describe('lameduck plan output and the examples\' CRD objects on a real API server (server-side dry run)', { skip: reason ?? false }, () => {
@@ -57,7 +60,7 @@ describe('lameduck plan output and the examples\' CRD objects on a real API serv
     const path = `${base}/namespaces/${NAMESPACE}/${plural}/${String(doc.metadata?.name)}`
     return await cp.api('PATCH', `${path}?dryRun=All&fieldManager=lameduck-test&fieldValidation=Strict`, { ...doc, metadata: { ...doc.metadata, namespace: NAMESPACE } }, 'admin', 'application/apply-patch+yaml')
   }
-  const PLURALS: Record<string, string> = { Deployment: 'deployments', PodDisruptionBudget: 'poddisruptionbudgets', Service: 'services', ...PLURAL }
+  const PLURALS: Record<string, string> = { Deployment: 'deployments', PodDisruptionBudget: 'poddisruptionbudgets', Service: 'services', ServiceAccount: 'serviceaccounts', Role: 'roles', RoleBinding: 'rolebindings', ...PLURAL }
 
   before(async () => {
     cp = await startControlPlane()
@@ -94,6 +97,7 @@ describe('lameduck plan output and the examples\' CRD objects on a real API serv
       for (const c of [...template.spec.containers, ...(template.spec.initContainers ?? [])]) c.image ??= 'registry.example.com/orders:1.0.0'
       template.metadata.labels = { app: 'orders' }
       const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'orders' }, spec: { ...patch!.spec, selector: { matchLabels: { app: 'orders' } }, template } }
+      if (args.includes('--readiness-gate')) assert.deepEqual(resources.map((d) => d.kind).filter((k) => k.startsWith('Role') || k === 'ServiceAccount'), ['ServiceAccount', 'Role', 'RoleBinding'])
       for (const doc of [deployment, ...resources]) {
         const res = await apply(doc, PLURALS[String(doc.kind)]!)
         assert.ok(res.status === 200 || res.status === 201, `${String(doc.kind)}: ${res.status} ${JSON.stringify(res.body?.message ?? res.body).slice(0, 500)}`)

@@ -3,6 +3,7 @@
 // so the comments sit exactly where a reader needs them.
 import { WINDOW_PARTS } from '@lameduck/core'
 import { formatSeconds } from './args.ts'
+import { accessEnv, accessHeader, accessPodSpec } from './plan-kubernetes.ts'
 import { CLOSE_SLACK_MS, ISTIO_MINIMUM_DRAIN_S, KILL_MARGIN_S, ZTUNNEL_LAG_MS, type Plan } from './plan.ts'
 
 const q = (s: string): string => JSON.stringify(s)
@@ -39,6 +40,7 @@ function header (plan: Plan, line: Line, commandLine: string): void {
   if (plan.warmup) line(`#   warmup: ${plan.warmup.ms},`)
   line(`#   shutdownTimeoutMs: ${plan.shutdownTimeoutMs},  // ${shutdownWhy(plan)}`)
   line('#')
+  if (plan.kubernetes !== null) accessHeader(plan.kubernetes, plan.window.parts.endpointLagMs, line)
   sidecarPhaseLines(plan, line)
   if (plan.ambient) {
     line('# Istio ambient: no sidecar to drain (no sidecar option); ztunnel learns of the pod\'s')
@@ -127,6 +129,7 @@ function podSpec (plan: Plan, line: Line): void {
   line('      # kubelet SIGKILLs the pod this long after preStop starts: the plugin\'s shutdownTimeoutMs')
   line(`      # ${sec(plan.shutdownTimeoutMs)}${'sleep' in plan.preStop || plan.preStop.exec.command[0] === 'sleep' ? ' after the preStop sleep' : ''} + ${KILL_MARGIN_S} s margin${plan.istio ? ` + ${ISTIO_MINIMUM_DRAIN_S} s for the proxy's MINIMUM_DRAIN_DURATION` : ''}`)
   line(`      terminationGracePeriodSeconds: ${plan.terminationGracePeriodSeconds}`)
+  if (plan.kubernetes !== null) accessPodSpec(plan.kubernetes, line)
   if (plan.sidecar === 'native') {
     line('      initContainers:')
     line('        - name: envoy  # your Envoy sidecar, as a native sidecar (Kubernetes >= 1.29)')
@@ -141,6 +144,7 @@ function appContainer (plan: Plan, line: Line): void {
   const w = plan.window
   line('      containers:')
   line(`        - name: ${plan.container}`)
+  if (plan.kubernetes !== null) accessEnv(plan.kubernetes, line)
   line('          lifecycle:')
   line('            preStop:')
   const hook = plan.preStop

@@ -1,6 +1,7 @@
 // The numbers `lameduck plan` prints, derived from core's window calculator and
 // the plugin's defaults, so a manifest and the app agree on every duration.
 import { SHUTDOWN_DEFAULTS, defaultShutdownTimeoutMs, propagationWindow, type PropagationWindow, type WindowsInput } from '@lameduck/core'
+import { kubernetesAccess, type KubernetesAccess, type KubernetesAccessInput } from './plan-kubernetes.ts'
 
 /** @lameduck/fastify's maxRequestMs default. */
 export const DEFAULT_MAX_REQUEST_MS = SHUTDOWN_DEFAULTS.maxRequestMs
@@ -51,6 +52,12 @@ export interface PlanInput {
   ambient?: boolean
   /** The workload's name and app label, for the resources. Default 'orders'. */
   name?: string
+  /** @lameduck/kubernetes observedWindow(): the endpoint term from this pod's own endpoint. */
+  observedWindow?: KubernetesAccessInput['observedWindow']
+  /** @lameduck/kubernetes readinessGate(): the pod condition a rollout waits for. */
+  readinessGate?: KubernetesAccessInput['readinessGate']
+  /** The ServiceAccount the Role binds. Default '<name>-lameduck'. */
+  serviceAccount?: string
 }
 
 export interface ExecHook { exec: { command: string[] } }
@@ -91,6 +98,8 @@ export interface Plan {
   name: string
   readinessProbe: { httpGet: { path: string, port: number }, periodSeconds: number, failureThreshold: number }
   annotations: Record<string, string>
+  /** What the @lameduck/kubernetes options need (env, readinessGates, RBAC); null without them. */
+  kubernetes: KubernetesAccess | null
   istio: {
     proxyConfig: {
       holdApplicationUntilProxyStarts: true
@@ -223,6 +232,9 @@ export function computePlan (input: PlanInput): Plan {
 
   const { preStop, preStopWhy, podNeedsMs } = preStopFor(input, window.totalMs, budget.podNeedsMs)
   const istioMode = input.istioMode ?? 'native'
+  const kubernetes = kubernetesAccess({ observedWindow: input.observedWindow, readinessGate: input.readinessGate, serviceAccount: input.serviceAccount, name: input.name ?? 'orders' })
+  // An observed window can end as soon as the endpoint flips + dataPlaneLagMs: keep-alive is bounded by that.
+  const shortestWindowMs = kubernetes?.observedWindow ? Math.min(window.totalMs, Math.max(window.totalMs - window.parts.endpointLagMs, kubernetes.observedWindow.dataPlaneLagMs)) : window.totalMs
   return {
     window,
     maxRequestMs,
@@ -230,7 +242,7 @@ export function computePlan (input: PlanInput): Plan {
     plugin,
     sidecarPhase: budget.sidecarPhase,
     shutdownTimeoutMs,
-    maxKeepAliveTimeoutMs: window.totalMs >= 1_000 ? Math.floor(window.totalMs / 1000) * 1000 : null,
+    maxKeepAliveTimeoutMs: shortestWindowMs >= 1_000 ? Math.floor(shortestWindowMs / 1000) * 1000 : null,
     terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs),
     container: input.container ?? 'app',
     preStop,
@@ -240,6 +252,7 @@ export function computePlan (input: PlanInput): Plan {
     name: input.name ?? 'orders',
     readinessProbe: { httpGet: { path: '/health/ready', port: input.port ?? 3000 }, periodSeconds: fast ? 1 : 2, failureThreshold: fast ? 1 : 2 },
     annotations,
+    kubernetes,
     istio: istio
       ? {
           proxyConfig: {

@@ -4,6 +4,7 @@ import { integerFlag, msFlag, parseFlags, stringFlag, UsageError, urlFlag } from
 import { computePlan, type EnvoyDrainStrategy } from '../plan.ts'
 import { renderPlanYaml } from '../plan-yaml.ts'
 import { renderResources } from '../plan-resources.ts'
+import { renderAccess } from '../plan-kubernetes.ts'
 import { parseIstioVersion, versionAtLeast, ISTIO_NATIVE_DEFAULT } from '../doctor/sidecar.ts'
 
 const PART_FLAGS: Record<keyof WindowParts, string> = {
@@ -59,6 +60,16 @@ Options:
                             Istio, Envoy Gateway and APISIX slow start from the same number
   --resources               also print the PodDisruptionBudget and the balancers' warmup
   --name NAME               the workload's name and app label in --resources (default orders)
+  --observed-window         @lameduck/kubernetes observedWindow(): the endpoint term ends when
+                            the pod's own endpoint leaves its EndpointSlice's ready set; adds
+                            POD_NAME/POD_IP and a Role (endpointslices: get, list, watch)
+  --data-plane-lag-ms N     with --observed-window: counted after the endpoint flips, for
+                            kube-proxy and ingress sync (default 5000)
+  --readiness-gate          @lameduck/kubernetes readinessGate(): readinessGates on the pod
+                            (lameduck.dev/registered, set once the registry confirmed) and a
+                            Role (pods/status: patch)
+  --gate-warmup-fraction F  with --readiness-gate: set it once this share (0-1) of the warmup passed
+  --service-account NAME    the ServiceAccount the Role binds (default NAME-lameduck)
   --container NAME          app container name in the patch (default app)
   --port N                  app port for the readiness probe (default 3000)
   --json                    print the plan as JSON instead
@@ -90,6 +101,11 @@ const FLAGS: Record<string, { type: 'string' | 'boolean' }> = {
   'warmup-ms': { type: 'string' },
   resources: { type: 'boolean' },
   name: { type: 'string' },
+  'observed-window': { type: 'boolean' },
+  'data-plane-lag-ms': { type: 'string' },
+  'readiness-gate': { type: 'boolean' },
+  'gate-warmup-fraction': { type: 'string' },
+  'service-account': { type: 'string' },
   json: { type: 'boolean' },
   ...Object.fromEntries(Object.values(PART_FLAGS).map((flag) => [flag, { type: 'string' as const }]))
 }
@@ -150,7 +166,28 @@ function planInput (values: Values): Parameters<typeof computePlan>[0] {
     kubernetesMinor: k8s ? Number(k8s[1]) : undefined,
     noCli: values['no-cli'] === true,
     warmupMs: msFlag(values, 'warmup-ms'),
-    name
+    name,
+    ...kubernetesFlags(values)
+  }
+}
+
+/** --observed-window, --readiness-gate and what goes with them. */
+function kubernetesFlags (values: Values): Pick<Parameters<typeof computePlan>[0], 'observedWindow' | 'readinessGate' | 'serviceAccount'> {
+  const observed = values['observed-window'] === true
+  const gate = values['readiness-gate'] === true
+  const dataPlaneLagMs = msFlag(values, 'data-plane-lag-ms')
+  if (dataPlaneLagMs !== undefined && !observed) throw new UsageError('--data-plane-lag-ms needs --observed-window')
+  const rawFraction = stringFlag(values, 'gate-warmup-fraction')
+  const warmupFraction = rawFraction === undefined ? undefined : Number(rawFraction)
+  if (rawFraction !== undefined && !gate) throw new UsageError('--gate-warmup-fraction needs --readiness-gate')
+  if (warmupFraction !== undefined && !(rawFraction!.trim() !== '' && warmupFraction >= 0 && warmupFraction <= 1)) throw new UsageError(`--gate-warmup-fraction must be a number from 0 to 1, e.g. 0.5 (got '${rawFraction!}')`)
+  const serviceAccount = stringFlag(values, 'service-account')
+  if (serviceAccount !== undefined && !(observed || gate)) throw new UsageError('--service-account needs --observed-window or --readiness-gate')
+  if (serviceAccount !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(serviceAccount)) throw new UsageError(`--service-account must be a Kubernetes name, e.g. orders-lameduck (got '${serviceAccount}')`)
+  return {
+    observedWindow: observed ? { dataPlaneLagMs } : undefined,
+    readinessGate: gate ? { warmupFraction } : undefined,
+    serviceAccount
   }
 }
 
@@ -169,6 +206,7 @@ async function run (ctx: CommandContext): Promise<number> {
   } else {
     ctx.stdout.write(renderPlanYaml(plan, ['lameduck plan', ...ctx.argv].join(' ')))
     if (values.resources === true) ctx.stdout.write(renderResources(plan))
+    if (plan.kubernetes !== null) ctx.stdout.write(renderAccess(plan.kubernetes))
   }
   return EXIT.OK
 }
