@@ -1,0 +1,111 @@
+import { metrics, trace, type Attributes, type MeterProvider, type TracerProvider } from '@opentelemetry/api'
+import { InvalidOptionError, checkKeys, duration, fn, record, show, type Lifecycle, type Logger } from '@lameduck/core'
+import { OtelLifecycleMetrics } from './otel-metrics.ts'
+import { OtelLifecycleSpans } from './otel-spans.ts'
+import { ATTR, SCOPE, kubernetesAttributes } from './otel-names.ts'
+
+export interface OpenTelemetryOptions {
+  /** Default: the global one (`trace.getTracerProvider()`): a no-op until the app registers an SDK. */
+  tracerProvider?: TracerProvider
+  /** Default: the global one (`metrics.getMeterProvider()`): a no-op until the app registers an SDK. */
+  meterProvider?: MeterProvider
+  /**
+   * The app's SDK shutdown (e.g. `() => sdk.shutdown()`), run as the last step
+   * of a shutdown so the final spans and metrics are exported before the process
+   * ends, bounded by `flushTimeoutMs`.
+   */
+  flush?: () => Promise<unknown>
+  /** Bound on `flush`, reserved inside shutdownTimeoutMs (`lameduck plan --telemetry-flush-ms`). Default 2 000. */
+  flushTimeoutMs?: number
+}
+
+export interface ResolvedOpenTelemetry {
+  tracerProvider: TracerProvider | undefined
+  meterProvider: MeterProvider | undefined
+  flush: (() => Promise<unknown>) | undefined
+  /** 0 without a flush: nothing to reserve. */
+  flushTimeoutMs: number
+}
+
+export const DEFAULT_FLUSH_TIMEOUT_MS = 2_000
+
+/** Checks the `openTelemetry` option; false turns the observer off. */
+export function resolveOpenTelemetry (value: OpenTelemetryOptions | false | undefined, at = 'openTelemetry'): ResolvedOpenTelemetry | false {
+  if (value === false) return false
+  const o = record(at, value ?? {}, '{ flush: () => sdk.shutdown(), flushTimeoutMs: 2000 }, or false') as OpenTelemetryOptions
+  checkKeys(at, o, { tracerProvider: true, meterProvider: true, flush: true, flushTimeoutMs: true })
+  if (o.tracerProvider !== undefined && typeof (o.tracerProvider as { getTracer?: unknown })?.getTracer !== 'function') {
+    throw new InvalidOptionError(`${at}.tracerProvider`, `must be an OpenTelemetry TracerProvider (with getTracer()), got ${show(o.tracerProvider)}`)
+  }
+  if (o.meterProvider !== undefined && typeof (o.meterProvider as { getMeter?: unknown })?.getMeter !== 'function') {
+    throw new InvalidOptionError(`${at}.meterProvider`, `must be an OpenTelemetry MeterProvider (with getMeter()), got ${show(o.meterProvider)}`)
+  }
+  const flush = o.flush === undefined ? undefined : fn<() => Promise<unknown>>(`${at}.flush`, o.flush, '() => sdk.shutdown()')
+  const flushTimeoutMs = duration(`${at}.flushTimeoutMs`, o.flushTimeoutMs, DEFAULT_FLUSH_TIMEOUT_MS)
+  if (o.flushTimeoutMs !== undefined && flush === undefined) throw new InvalidOptionError(`${at}.flushTimeoutMs`, 'bounds the flush step, which needs openTelemetry.flush (e.g. () => sdk.shutdown())')
+  return { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider, flush, flushTimeoutMs: flush === undefined ? 0 : flushTimeoutMs }
+}
+
+/** What a LifecycleObserver gets (core's interface; kept structural here). */
+export interface ObserverContext { lifecycle: Lifecycle, logger: Logger }
+
+/**
+ * lameduck's OpenTelemetry output as a lifecycle observer: the lifecycle
+ * metrics and a span per offline and online sequence, through
+ * `@opentelemetry/api` only (no SDK is a dependency: without one it is all
+ * no-ops). Its detach ends what is still open, then runs the app's flush,
+ * bounded: a hanging exporter is reported, never waited for past the bound.
+ */
+export function openTelemetry (input: OpenTelemetryOptions = {}, service?: string): { name: string, attach(ctx: ObserverContext): () => Promise<void> } {
+  const o = resolveOpenTelemetry(input)
+  if (o === false) throw new InvalidOptionError('openTelemetry', 'openTelemetry() builds the observer; leave it out (or pass openTelemetry: false to attach()) to turn it off')
+  return openTelemetryObserver(o, service)
+}
+
+export function openTelemetryObserver (o: ResolvedOpenTelemetry, service?: string): { name: string, attach(ctx: ObserverContext): () => Promise<void> } {
+  return {
+    name: 'opentelemetry',
+    attach ({ lifecycle, logger }) {
+      const meter = (o.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE)
+      const tracer = (o.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE)
+      const k8s = kubernetesAttributes()
+      const base = (): Attributes => ({
+        ...k8s,
+        ...(service === undefined ? {} : { [ATTR.service]: service }),
+        ...(lifecycle.instance === null ? {} : { [ATTR.instanceId]: lifecycle.instance.id }),
+        'lameduck.window_ms': lifecycle.window.totalMs
+      })
+      const m = new OtelLifecycleMetrics(meter, lifecycle)
+      const spans = new OtelLifecycleSpans(tracer, lifecycle, base)
+      let detached: Promise<void> | null = null
+      return () => {
+        detached ??= (async () => {
+          spans.detach('close')
+          m.detach()
+          if (o.flush !== undefined) await boundedFlush(o.flush, o.flushTimeoutMs, logger)
+        })()
+        return detached
+      }
+    }
+  }
+}
+
+/** Runs the app's flush, at most `ms`; a failure or a hang is logged once, never thrown. */
+export async function boundedFlush (flush: () => Promise<unknown>, ms: number, logger: Logger): Promise<'flushed' | 'failed' | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined
+  const started = Date.now()
+  const bound = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => { resolve('timeout') }, ms) })
+  const run = (async () => { await flush(); return 'flushed' as const })().catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+  const result = await Promise.race([run, bound])
+  clearTimeout(timer)
+  if (result === 'timeout') {
+    logger.warn({ lameduck: { openTelemetry: { flushTimeoutMs: ms } } }, `lameduck: the OpenTelemetry flush did not finish within flushTimeoutMs (${ms} ms; a hanging or unreachable exporter?): not waiting for it, the last spans and metrics may be lost`)
+    return 'timeout'
+  }
+  if (result instanceof Error) {
+    logger.warn({ lameduck: { openTelemetry: { error: result.message } } }, `lameduck: the OpenTelemetry flush failed after ${Date.now() - started} ms: ${result.message}`)
+    return 'failed'
+  }
+  logger.info({ lameduck: { openTelemetry: { flushMs: Date.now() - started } } }, `lameduck: OpenTelemetry flushed in ${Date.now() - started} ms`)
+  return 'flushed'
+}
