@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os'
 import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
 import { benchEngineOverhead } from '../packages/node/bench/overhead.ts'
 import { benchHookCost } from '../packages/node/bench/hook-cost.ts'
+import { skipReason as k8sSkipReason } from '../test/k8s/helpers/control-plane.ts'
 
 const sections: string[] = []
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
@@ -46,6 +47,18 @@ if (realSkip !== null) {
   console.log('\n== test/real/rollout-table.ts (the real Eureka server; JVMs, a few minutes)')
   execFileSync('bash', ['test/real/build.sh'], { stdio: 'inherit' })
   const out = execFileSync(process.execPath, ['--conditions=@lameduck/source', 'test/real/rollout-table.ts', process.env.BENCH_REAL_RUNS ?? '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
+  console.log(out)
+  sections.push(out.trim())
+}
+
+// The Kubernetes API section (test/k8s): only where the built control plane is cached (test/k8s/install.sh; no build here).
+const k8sSkip = process.env.LAMEDUCK_K8S === 'skip' ? 'LAMEDUCK_K8S=skip' : k8sSkipReason() ?? null
+if (k8sSkip !== null) {
+  console.log(`\n== test/k8s/bench.ts skipped: ${k8sSkip}`)
+  sections.push(`## Kubernetes API (test/k8s/bench.ts)\n\nSkipped: ${k8sSkip}.`)
+} else {
+  console.log('\n== test/k8s/bench.ts (a real kube-apiserver and kube-controller-manager on loopback)')
+  const out = execFileSync(process.execPath, ['--expose-gc', '--conditions=@lameduck/source', 'test/k8s/bench.ts', '--runs', process.env.BENCH_K8S_RUNS ?? '40'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 })
   console.log(out)
   sections.push(out.trim())
 }
