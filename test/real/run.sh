@@ -15,6 +15,9 @@ bash test/real/envoy/install.sh >/dev/null
 # Contour's shutdown CLI and Istio's pilot-agent (go install, ~3 and ~1.5 min the first time), cached likewise.
 bash test/real/envoy/install-contour.sh >/dev/null
 bash test/real/envoy/install-pilot-agent.sh >/dev/null
+# promtool and Prometheus (Debian's package, unpacked), and an OpenTelemetry Collector built with ocb (~5 min the first time).
+bash test/real/prometheus/install.sh >/dev/null || [ $? = 3 ]  # 3: no apt here; the test says so and skips
+bash test/real/otel/install-collector.sh >/dev/null
 # One file at a time: each starts JVMs, and the propagation measurements want the cores.
 LAMEDUCK_TEST_CONCURRENCY="${LAMEDUCK_TEST_CONCURRENCY:-1}" node scripts/test.ts test/real "$@"
 echo "test:real: $(( $(date +%s) - started )) s in all"

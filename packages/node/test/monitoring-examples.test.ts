@@ -18,7 +18,7 @@ test('examples/k8s/monitoring: the PrometheusRule and the Grafana dashboard use 
   const rule = parseYaml(readFileSync(new URL('prometheus-rule.yaml', dir), 'utf8')) as { kind: string, spec: { groups: Array<{ rules: Array<{ alert: string, expr: string }> }> } }
   assert.equal(rule.kind, 'PrometheusRule')
   const alerts = rule.spec.groups.flatMap((g) => g.rules)
-  assert.deepEqual(alerts.map((a) => a.alert).sort(), ['LameduckDeregistrationUnconfirmed', 'LameduckDrainCut', 'LameduckDrainOverBudget', 'LameduckDrainSlowerThanWindow'])
+  assert.deepEqual(alerts.map((a) => a.alert).sort(), ['LameduckDeregistrationUnconfirmed', 'LameduckDrainCut', 'LameduckDrainOverBudget', 'LameduckDrainSlowerThanWindow', 'LameduckDrainsRoutinelySlow'])
   const dashboard = JSON.parse(readFileSync(new URL('grafana-dashboard.json', dir), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> }
   const exprs = [...alerts.map((a) => a.expr), ...dashboard.panels.flatMap((p) => p.targets.map((x) => x.expr))]
   // A histogram's samples are its family name plus _bucket, _sum or _count.
