@@ -27,8 +27,15 @@ async function app (t: import('node:test').TestContext) {
     res.end('ok')
   })
   const lameduck = await attach(server, {
-    service: 'orders', host: '127.0.0.1', registry: memoryRegistry(), windows: { clientFetchMs: 200 }, maxRequestMs: 100,
-    signals: false, admin: false, logger: silentLogger, metrics: { listener: 'app', registry: promRegistry }
+    service: 'orders',
+    host: '127.0.0.1',
+    registry: memoryRegistry(),
+    windows: { clientFetchMs: 200 },
+    maxRequestMs: 100,
+    signals: false,
+    admin: false,
+    logger: silentLogger,
+    metrics: { listener: 'app', registry: promRegistry }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.after(async () => { await lameduck.close(); server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) })
