@@ -1,0 +1,40 @@
+// The rollout lab on a real API server (issue 26, item 4): 3 providers rolled v1 → v2 under load; the
+// consumer discovers them from the EndpointSlices the real kube-controller-manager writes. lameduck
+// providers behind @lameduck/balancer on kubernetesDiscovery() lose nothing; naive providers (close on
+// SIGTERM) lose requests to the same consumer: the negative control.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { RolloutReport } from '@lameduck/devkit'
+import { skipReason, startControlPlane, type ControlPlane } from './helpers/control-plane.ts'
+import { runKubernetesRollout } from './rollout/run.ts'
+
+const reason = skipReason()
+const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
+
+function served (r: RolloutReport): void {
+  assert.ok(r.total > 100, `the consumer made ${r.total} calls`)
+  for (const i of r.instances.filter((i) => i.version === 'v1')) assert.ok(i.requests > 0, `${i.id} served through the consumer`)
+  assert.equal(r.offline.length, 3, 'the three v1 pods were deleted')
+  assert.deepEqual(r.offline.filter((o) => o.killed).map((o) => o.id), [], 'no pod was SIGKILLed')
+}
+
+describe('the rollout lab on the kubernetes path of a real API server', { skip: reason ?? false }, () => {
+  let cp: ControlPlane
+  before(async () => { cp = await startControlPlane() }, { timeout: 120_000 })
+  after(async () => { await cp?.stop() })
+
+  test('lameduck providers, @lameduck/balancer on kubernetesDiscovery(): 0 lost, every pod seen through real EndpointSlices', async () => {
+    const { report, stats } = await runKubernetesRollout(cp, { mode: 'lameduck', consumer: 'balancer', ...(log ? { log } : {}) })
+    served(report)
+    assert.equal(report.failed, 0, `failed: ${JSON.stringify(report.failures)}, e.g. ${JSON.stringify(report.failureSamples.slice(0, 3))}`)
+    assert.equal(stats.created, 6, 'three v1 and three v2 pods made Ready through the API')
+    assert.equal(stats.deleted, 3, 'the three v1 pods DELETEd through the API')
+    assert.ok(stats.events() >= 9, `the consumer read the controller's slice updates (${stats.events()} watch events)`)
+  })
+
+  test('naive providers (close on SIGTERM), the same consumer: requests lost — the negative control', async () => {
+    const { report } = await runKubernetesRollout(cp, { mode: 'naive', consumer: 'balancer', ...(log ? { log } : {}) })
+    served(report)
+    assert.ok(report.failed > 0, `naive lost requests: ${JSON.stringify(report.failures)}`)
+  })
+})
