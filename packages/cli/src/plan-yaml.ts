@@ -38,6 +38,7 @@ function header (plan: Plan, line: Line, commandLine: string): void {
   line(`#   maxRequestMs: ${plan.maxRequestMs},`)
   if (plan.plugin.sidecar) line(`#   sidecar: { envoyAdmin: '${plan.plugin.sidecar.envoyAdmin}', drainTimeoutMs: ${plan.plugin.sidecar.drainTimeoutMs}, idleQuietMs: ${plan.plugin.sidecar.idleQuietMs} },`)
   if (plan.warmup) line(`#   warmup: ${plan.warmup.ms},`)
+  if (plan.plugin.openTelemetry) line(`#   openTelemetry: { flush: () => sdk.shutdown(), flushTimeoutMs: ${plan.plugin.openTelemetry.flushTimeoutMs} },`)
   line(`#   shutdownTimeoutMs: ${plan.shutdownTimeoutMs},  // ${shutdownWhy(plan)}`)
   line('#')
   if (plan.kubernetes !== null) accessHeader(plan.kubernetes, plan.window.parts.endpointLagMs, line)
@@ -145,6 +146,9 @@ function appContainer (plan: Plan, line: Line): void {
   line('      containers:')
   line(`        - name: ${plan.container}`)
   if (plan.kubernetes !== null) accessEnv(plan.kubernetes, line)
+  line('          # the app writes its last drain\'s account to /dev/termination-log (kubectl describe pod')
+  line('          # shows it); the log\'s tail instead when the container failed without writing it')
+  line(`          terminationMessagePolicy: ${plan.terminationMessagePolicy}`)
   line('          lifecycle:')
   line('            preStop:')
   const hook = plan.preStop
@@ -191,6 +195,7 @@ function shutdownWhy (plan: Plan): string {
   const parts = [`${formatSeconds(plan.window.totalMs)} window`]
   if (plan.sidecarPhase) parts.push(`${formatSeconds(plan.sidecarPhase.ms)} sidecar phase`)
   parts.push(`${formatSeconds(plan.maxRequestMs)} longest request`, `${formatSeconds(CLOSE_SLACK_MS)} close`)
+  if (plan.telemetryFlushMs > 0) parts.push(`${formatSeconds(plan.telemetryFlushMs)} OpenTelemetry flush`)
   return parts.join(' + ')
 }
 

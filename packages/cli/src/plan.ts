@@ -24,10 +24,17 @@ export const ENVOY_DEFAULT_DRAIN_TIME_MS = 600_000
 export type EnvoyDrainStrategy = 'immediate' | 'gradual'
 export const WINDOWS_ANNOTATION = 'lameduck.dev/windows'
 export const MAX_REQUEST_ANNOTATION = 'lameduck.dev/max-request-ms'
+/**
+ * The app writes its last drain's account to the termination log (its `terminationMessage`);
+ * FallbackToLogsOnError shows the log's tail instead when the container failed without writing it.
+ */
+export const TERMINATION_MESSAGE_POLICY = 'FallbackToLogsOnError'
 
 export interface PlanInput {
   windows: WindowsInput
   maxRequestMs?: number
+  /** The app's openTelemetry.flushTimeoutMs: the SDK flush step, reserved in shutdownTimeoutMs. */
+  telemetryFlushMs?: number
   /** 'istio': injected istio-proxy; 'native': an Envoy native sidecar (initContainers, restartPolicy: Always). */
   sidecar?: 'istio' | 'native' | undefined
   sidecarDrainTimeoutMs?: number
@@ -77,6 +84,7 @@ export interface Plan {
     maxRequestMs: number
     shutdownTimeoutMs: number
     sidecar?: { envoyAdmin: string, drainTimeoutMs: number, idleQuietMs: number }
+    openTelemetry?: { flushTimeoutMs: number }
   }
   /** The sidecar phase under the idle rule (null without a sidecar). */
   sidecarPhase: SidecarPhase | null
@@ -88,6 +96,9 @@ export interface Plan {
    */
   maxKeepAliveTimeoutMs: number | null
   terminationGracePeriodSeconds: number
+  /** The OpenTelemetry flush step's bound inside shutdownTimeoutMs; 0: none. */
+  telemetryFlushMs: number
+  terminationMessagePolicy: typeof TERMINATION_MESSAGE_POLICY
   container: string
   preStop: PreStop
   /** Why this preStop form. */
@@ -124,6 +135,8 @@ export interface BudgetInput {
   envoyDrainTimeMs?: number | undefined
   idleQuietMs?: number | undefined
   checkIntervalMs?: number | undefined
+  /** The app's OpenTelemetry flush step (openTelemetry.flushTimeoutMs), after the close. */
+  flushMs?: number | undefined
 }
 
 export interface SidecarPhase {
@@ -177,8 +190,8 @@ export function shutdownBudget (input: BudgetInput): Budget {
     ? null
     : sidecarPhase({ maxRequestMs, sidecar: input.sidecar, drainTimeoutMs: input.sidecarDrainTimeoutMs, strategy: input.envoyDrainStrategy, drainTimeMs: input.envoyDrainTimeMs, idleQuietMs: input.idleQuietMs, checkIntervalMs: input.checkIntervalMs })
   const sidecarDrainMs = phase?.ms ?? 0
-  // Core's budget: window + sidecar phase + longest request + close.
-  const shutdownTimeoutMs = defaultShutdownTimeoutMs(input.windowMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarDrainMs })
+  // Core's budget: window + sidecar phase + longest request + close; then the engine's flush step.
+  const shutdownTimeoutMs = defaultShutdownTimeoutMs(input.windowMs, { maxRequestMs, sidecarDrainTimeoutMs: sidecarDrainMs }) + (input.flushMs ?? 0)
   const podNeedsMs = shutdownTimeoutMs + (input.sidecar === 'istio' ? ISTIO_MINIMUM_DRAIN_S * 1000 : 0)
   return { maxRequestMs, sidecarDrainMs, sidecarPhase: phase, shutdownTimeoutMs, podNeedsMs, terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs) }
 }
@@ -207,13 +220,21 @@ function preStopFor (input: PlanInput, windowMs: number, drainNeedsMs: number): 
   }
 }
 
+/** What to pass to the plugin: the options the plan's numbers come from. */
+function pluginOptions (input: PlanInput, budget: Budget, istio: boolean): Plan['plugin'] {
+  const plugin: Plan['plugin'] = { windows: input.windows, maxRequestMs: budget.maxRequestMs, shutdownTimeoutMs: budget.shutdownTimeoutMs }
+  if (input.telemetryFlushMs !== undefined && input.telemetryFlushMs > 0) plugin.openTelemetry = { flushTimeoutMs: input.telemetryFlushMs }
+  if (budget.sidecarPhase !== null) plugin.sidecar = { envoyAdmin: input.envoyAdmin ?? (istio ? ISTIO_ENVOY_ADMIN : ENVOY_ADMIN), drainTimeoutMs: budget.sidecarPhase.drainTimeoutMs, idleQuietMs: budget.sidecarPhase.idleQuietMs }
+  return plugin
+}
+
 /** Computes the plan. Throws InvalidOptionError (from core) on bad windows. */
 export function computePlan (input: PlanInput): Plan {
   const window = propagationWindow(input.windows, 'windows')
   const ambient = input.ambient === true
   const sidecar = ambient ? null : (input.sidecar ?? null)
   const istio = sidecar === 'istio'
-  const budget = shutdownBudget({ windowMs: window.totalMs, maxRequestMs: input.maxRequestMs, sidecar, sidecarDrainTimeoutMs: input.sidecarDrainTimeoutMs, envoyDrainStrategy: input.envoyDrainStrategy, envoyDrainTimeMs: input.envoyDrainTimeMs, idleQuietMs: input.idleQuietMs })
+  const budget = shutdownBudget({ windowMs: window.totalMs, maxRequestMs: input.maxRequestMs, sidecar, sidecarDrainTimeoutMs: input.sidecarDrainTimeoutMs, envoyDrainStrategy: input.envoyDrainStrategy, envoyDrainTimeMs: input.envoyDrainTimeMs, idleQuietMs: input.idleQuietMs, flushMs: input.telemetryFlushMs })
   const { maxRequestMs, shutdownTimeoutMs } = budget
   // The probe must take the pod out of the Service well inside the window after
   // a manual /offline (termination removes the endpoint by itself).
@@ -227,8 +248,7 @@ export function computePlan (input: PlanInput): Plan {
     ? { ms: input.warmupMs, minReadySeconds: Math.ceil(input.warmupMs / 1000), seconds: Math.ceil(input.warmupMs / 1000) }
     : null
   if (warmup !== null) annotations['lameduck.dev/warmup-ms'] = String(warmup.ms)
-  const plugin: Plan['plugin'] = { windows: input.windows, maxRequestMs, shutdownTimeoutMs }
-  if (budget.sidecarPhase !== null) plugin.sidecar = { envoyAdmin: input.envoyAdmin ?? (istio ? ISTIO_ENVOY_ADMIN : ENVOY_ADMIN), drainTimeoutMs: budget.sidecarPhase.drainTimeoutMs, idleQuietMs: budget.sidecarPhase.idleQuietMs }
+  const plugin = pluginOptions(input, budget, istio)
 
   const { preStop, preStopWhy, podNeedsMs } = preStopFor(input, window.totalMs, budget.podNeedsMs)
   const istioMode = input.istioMode ?? 'native'
@@ -244,6 +264,8 @@ export function computePlan (input: PlanInput): Plan {
     shutdownTimeoutMs,
     maxKeepAliveTimeoutMs: shortestWindowMs >= 1_000 ? Math.floor(shortestWindowMs / 1000) * 1000 : null,
     terminationGracePeriodSeconds: graceSecondsFor(podNeedsMs),
+    telemetryFlushMs: input.telemetryFlushMs ?? 0,
+    terminationMessagePolicy: TERMINATION_MESSAGE_POLICY,
     container: input.container ?? 'app',
     preStop,
     preStopWhy,

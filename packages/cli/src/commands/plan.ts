@@ -38,6 +38,8 @@ Options:
   --endpoint-lag-ms N       override: Kubernetes endpoint propagation
   --margin-ms N             override: safety margin
   --max-request-ms N        longest request the app serves (default 30000)
+  --telemetry-flush-ms N    the app's openTelemetry.flushTimeoutMs: its SDK flush after the
+                            close, added to shutdownTimeoutMs and the grace period
   --sidecar istio           Istio sidecar: proxy settings and the istio-proxy preStop
   --sidecar native          Envoy as a native sidecar (initContainers, restartPolicy: Always)
   --sidecar-drain-timeout-ms N
@@ -86,6 +88,7 @@ Examples:
 const FLAGS: Record<string, { type: 'string' | 'boolean' }> = {
   windows: { type: 'string' },
   'max-request-ms': { type: 'string' },
+  'telemetry-flush-ms': { type: 'string' },
   sidecar: { type: 'string' },
   'sidecar-drain-timeout-ms': { type: 'string' },
   'envoy-admin': { type: 'string' },
@@ -153,6 +156,7 @@ function planInput (values: Values): Parameters<typeof computePlan>[0] {
   return {
     windows,
     maxRequestMs: msFlag(values, 'max-request-ms'),
+    telemetryFlushMs: msFlag(values, 'telemetry-flush-ms'),
     sidecar: sidecar as 'istio' | 'native' | undefined,
     envoyAdmin,
     sidecarDrainTimeoutMs: msFlag(values, 'sidecar-drain-timeout-ms'),
