@@ -1,4 +1,4 @@
-import { checkKeys, duration, flag, InvalidOptionError, record, redactText, show, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger, type WindowParts } from '@lameduck/core'
+import { checkKeys, duration, flag, InvalidOptionError, record, redactText, resolveWeightRamp, show, redactUrl, silentLogger, systemClock, type BackoffOptions, type Clock, type Logger, type WeightRampOptions, type WindowParts } from '@lameduck/core'
 import { clientLogger, NO_YAML_DIR } from './client.ts'
 import { eurekaWindows, type EurekaWindowOptions } from './windows.ts'
 
@@ -48,6 +48,12 @@ export interface EurekaRegistryOptions extends EurekaDiscoveryOptions {
   windows?: EurekaWindowOptions
   /** Drives the heartbeat timers; tests pass core's virtualClock(). Default the system clock. */
   clock?: Clock
+  /**
+   * Warmup for consumers that read only the metadata `weight` (Spring Cloud LoadBalancer's
+   * weighted supplier): register with a low `weight` and raise it by `PUT .../metadata` over
+   * the app's warmupMs, a step per consumer refresh (or every `stepMs`). Default false.
+   */
+  weightRamp?: boolean | WeightRampOptions
 }
 
 export interface ResolvedCommon {
@@ -71,6 +77,8 @@ export interface ResolvedRegistryOptions extends ResolvedCommon {
   /** The propagation window parts, from the `windows` option and the configured fetch interval. */
   windows: WindowParts
   clock: Clock
+  /** null when off. */
+  weightRamp: WeightRampOptions | null
 }
 
 // Set by lameduck from `url` and the Instance; passing them in `client` would fight it.
@@ -131,7 +139,7 @@ function resolveCommon (fn: string, options: EurekaDiscoveryOptions, known: Read
 /** Every option, checked against the types by the compiler. */
 const DISCOVERY_KEYS = { url: true, client: true, logger: true, requestTimeoutMs: true, preferIpAddress: true } satisfies Record<keyof EurekaDiscoveryOptions, true>
 const REGISTRY_KEYS = {
-  ...DISCOVERY_KEYS, offlineMode: true, registerTimeoutMs: true, leaseDurationSecs: true, backoff: true, windows: true, clock: true
+  ...DISCOVERY_KEYS, offlineMode: true, registerTimeoutMs: true, leaseDurationSecs: true, backoff: true, windows: true, clock: true, weightRamp: true
 } satisfies Record<keyof EurekaRegistryOptions, true>
 
 export function resolveDiscoveryOptions (options: EurekaDiscoveryOptions): ResolvedCommon {
@@ -156,7 +164,7 @@ export function resolveRegistryOptions (options: EurekaRegistryOptions): Resolve
   if (!isObject(backoff)) throw new InvalidOptionError('backoff', 'must be an object like { initialMs: 500, maxMs: 30000 }')
   // Computed once, here, so a typo fails at construction and is named as written (windows.*).
   const windows = eurekaWindows({ registryFetchIntervalMs: common.registryFetchIntervalMs, ...record('windows', options.windows ?? {}, "{ balancer: 'spring' }") }, 'windows')
-  return { ...common, offlineMode, registerTimeoutMs, leaseDurationSecs, backoff: { initialMs: 500, ...backoff }, windows, clock: options.clock ?? systemClock }
+  return { ...common, offlineMode, registerTimeoutMs, leaseDurationSecs, backoff: { initialMs: 500, ...backoff }, windows, clock: options.clock ?? systemClock, weightRamp: resolveWeightRamp('weightRamp', options.weightRamp) }
 }
 
 function resolveUrls (url: unknown): string[] {

@@ -1,4 +1,4 @@
-import { RegistryError, type Discovery, type Instance, type InstanceStatus, type Registry, type WindowParts } from '@lameduck/core'
+import { rampedMetadata, RegistryError, WeightRamp, type Discovery, type Instance, type InstanceStatus, type Registry, type WindowParts } from '@lameduck/core'
 import { EurekaJs, type EurekaInstanceJson, type EurekaJsClient } from './client.ts'
 import { RegistryView } from './discovery.ts'
 import { resolveDiscoveryOptions, resolveRegistryOptions, type EurekaDiscoveryOptions, type EurekaRegistryOptions, type ResolvedCommon } from './options.ts'
@@ -24,6 +24,10 @@ export interface EurekaRegistry extends Registry, EurekaDiscovery {
    * client's registryFetchInterval as the consumers' fetch interval unless given.
    */
   readonly windows: WindowParts
+  /** The `weightRamp` option's observer (null when off); the plugin attaches it to the app's lifecycle. */
+  readonly weightRamp: WeightRamp | null
+  /** What the plugin attaches to the lifecycle besides its own observers: the weight ramp, when on. */
+  readonly observers: readonly WeightRamp[]
   describe(): Record<string, unknown>
 }
 
@@ -54,6 +58,16 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
   const view = createView(o)
   const registrations = new Map<string, Registration>()
   let closed = false
+  // Each step merges `weight` into the instance's metadata on the server (and into later re-registrations).
+  const ramp = o.weightRamp === null
+    ? null
+    : new WeightRamp(o.weightRamp, (instance, weight) => registration(instance, 'metadata').updateMetadata(instance, { weight: String(weight) }), o.logger)
+
+  /** The registration carries the ramp's weight for it (the first step, or the one reached). */
+  function ramped (instance: Instance): Instance {
+    const weight = ramp?.weightFor(instance) ?? null
+    return weight === null ? instance : { ...instance, metadata: rampedMetadata(instance.metadata, weight) }
+  }
 
   function registration (instance: Instance, op: string): Registration {
     if (closed) throw new RegistryError(op, 'the registry is closed')
@@ -67,7 +81,7 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
   }
 
   return {
-    async register (instance, call) { return registration(instance, 'register').register(instance, call?.signal) },
+    async register (instance, call) { return registration(instance, 'register').register(ramped(instance), call?.signal) },
     async deregister (instance, call) { return registration(instance, 'deregister').deregister(instance, call?.signal) },
     async setStatus (instance, status) { return registration(instance, 'status').setStatus(instance, status) },
     async updateMetadata (instance, metadata) { return registration(instance, 'metadata').updateMetadata(instance, metadata) },
@@ -76,6 +90,8 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
     ready: (signal) => view.ready(signal),
     refresh: () => view.refresh(),
     windows: o.windows,
+    weightRamp: ramp,
+    observers: ramp === null ? [] : [ramp],
     async close () {
       if (closed) return
       closed = true
@@ -90,6 +106,7 @@ export function eurekaRegistry (options: EurekaRegistryOptions): EurekaRegistry 
         heartbeatIntervalMs: o.heartbeatIntervalMs,
         registryFetchIntervalMs: o.registryFetchIntervalMs,
         instances: [...registrations.values()].map((r) => r.describe()),
+        weightRamp: ramp?.describe() ?? null,
         discovery: view.describe()
       }
     }

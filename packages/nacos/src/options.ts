@@ -1,4 +1,4 @@
-import { InvalidOptionError, checkKeys, redactText, show as describe, silentLogger, systemClock, type Clock, type Logger } from '@lameduck/core'
+import { InvalidOptionError, checkKeys, redactText, resolveWeightRamp, show as describe, silentLogger, systemClock, type Clock, type Logger, type WeightRampOptions } from '@lameduck/core'
 
 export interface NacosRegistryOptions {
   /** Nacos servers: '127.0.0.1:8848' or 'h1:8848,h2:8848' or an array; the port defaults to 8848. Required unless `client.endpoint` is set. */
@@ -38,6 +38,13 @@ export interface NacosRegistryOptions {
   logger?: Logger
   /** Drives the heartbeat timers; tests pass core's virtualClock(). Default the system clock. */
   clock?: Clock
+  /**
+   * Warmup for consumers that read only the Nacos weight (the Java client's weighted pick,
+   * Spring Cloud Alibaba) or metadata `weight` (Spring Cloud LoadBalancer's weighted supplier):
+   * register with a low weight and raise it by registering again over the app's warmupMs, a
+   * step per consumer refresh (or every `stepMs`). Default false.
+   */
+  weightRamp?: boolean | WeightRampOptions
 }
 
 export interface ResolvedNacosOptions {
@@ -55,11 +62,13 @@ export interface ResolvedNacosOptions {
   pollIntervalMs: number
   logger: Logger
   clock: Clock
+  /** null when off. */
+  weightRamp: WeightRampOptions | null
 }
 
 /** Every option, checked against the type by the compiler. */
 const KNOWN = {
-  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, push: true, transport: true, pollIntervalMs: true, logger: true, clock: true
+  serverList: true, namespace: true, group: true, cluster: true, clusters: true, nacosWeight: true, beatIntervalMs: true, readyTimeoutMs: true, client: true, push: true, transport: true, pollIntervalMs: true, logger: true, clock: true, weightRamp: true
 } satisfies Record<keyof NacosRegistryOptions, true>
 const CLUSTER_NAME = /^[0-9a-zA-Z-]+$/
 const OWNED_BY_ADAPTER = ['serverList', 'namespace']
@@ -160,6 +169,7 @@ export function resolveOptions (options: NacosRegistryOptions, factory: string):
     transport,
     pollIntervalMs: duration('pollIntervalMs', options.pollIntervalMs, 10_000),
     logger,
-    clock: options.clock ?? systemClock
+    clock: options.clock ?? systemClock,
+    weightRamp: resolveWeightRamp('weightRamp', options.weightRamp)
   }
 }

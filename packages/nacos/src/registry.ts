@@ -1,5 +1,5 @@
 import {
-  InvalidOptionError, parseWarmupMetadata, RegistryError, serviceKey, TimeoutError, withTimeout,
+  InvalidOptionError, METADATA_KEYS, parseWarmupMetadata, rampedMetadata, RegistryError, serviceKey, TimeoutError, WeightRamp, withTimeout,
   type Discovery, type Instance, type Registry
 } from '@lameduck/core'
 import { Heartbeats } from './heartbeats.ts'
@@ -25,6 +25,10 @@ export interface NacosDiscovery extends Discovery {
 }
 
 export interface NacosRegistry extends Registry, NacosDiscovery {
+  /** The `weightRamp` option's observer (null when off); the plugin attaches it to the app's lifecycle. */
+  readonly weightRamp: WeightRamp | null
+  /** What the plugin attaches to the lifecycle besides its own observers: the weight ramp, when on. */
+  readonly observers: readonly WeightRamp[]
   describe(): Record<string, unknown>
 }
 
@@ -55,11 +59,15 @@ interface NacosState {
   lastError: { operation: string, message: string, at: number } | null
   readonly registered: Map<string, Registered>
   readonly queue: KeyedQueue
+  readonly ramp: WeightRamp | null
 }
 
 function createNacos (options: NacosRegistryOptions, factory: string): NacosRegistry {
-  const s: NacosState = { o: resolveOptions(options, factory), current: null, protocol: null, closing: null, lastError: null, registered: new Map(), queue: keyedQueue() }
-  const { o } = s
+  const o = resolveOptions(options, factory)
+  if (factory === 'nacosDiscovery' && o.weightRamp !== null) throw new InvalidOptionError('weightRamp', 'is a provider option: pass it to nacosRegistry(), not nacosDiscovery()')
+  // Each step registers the same registration again with the new weight (how Nacos updates an instance).
+  const ramp = o.weightRamp === null ? null : new WeightRamp(o.weightRamp, (instance, weight) => reweigh(s, instance, weight), o.logger)
+  const s: NacosState = { o, current: null, protocol: null, closing: null, lastError: null, registered: new Map(), queue: keyedQueue(), ramp }
   const assertOpen = (operation: string): void => {
     if (s.closing !== null) throw new RegistryError(operation, 'the Nacos registry is closed')
   }
@@ -69,7 +77,8 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
     async register (instance, call) {
       assertOpen('register')
       checkInstance(instance)
-      const t = target(o, instance)
+      const weight = s.ramp?.weightFor(instance) ?? null
+      const t = weight === null ? target(o, instance) : target(o, { ...instance, metadata: rampedMetadata(instance.metadata, weight) }, weight)
       await s.queue.run(t.key, call?.signal, () => registerOne(s, t))
     },
 
@@ -99,6 +108,8 @@ function createNacos (options: NacosRegistryOptions, factory: string): NacosRegi
       return await cache.ready(service, o.readyTimeoutMs)
     },
 
+    weightRamp: ramp,
+    observers: ramp === null ? [] : [ramp],
     describe: () => describe(s),
     close: () => (s.closing ??= close(s))
   }
@@ -148,9 +159,8 @@ function keyOf (instance: Instance): string {
   return `${serviceKey(instance.service)}|${instance.host}|${instance.port}`
 }
 
-/** The instance as the SDK registers it. */
-function target (o: ResolvedNacosOptions, instance: Instance): Target {
-  const { weight } = parseWarmupMetadata(instance.metadata)
+/** The instance as the SDK registers it; `weight` (a ramp's) in place of the published lameduck weight. */
+function target (o: ResolvedNacosOptions, instance: Instance, weight = parseWarmupMetadata(instance.metadata).weight): Target {
   const nacosWeight = o.nacosWeight(weight)
   if (typeof nacosWeight !== 'number' || !Number.isFinite(nacosWeight) || nacosWeight < 0 || nacosWeight > 10_000) {
     throw new InvalidOptionError('nacosWeight', `must give a Nacos weight from 0 to 10000; gave ${String(nacosWeight)} for weight ${weight}`)
@@ -170,7 +180,21 @@ function target (o: ResolvedNacosOptions, instance: Instance): Target {
   return { key: keyOf(instance), instance, sdkInstance, groupedService: `${o.group}@@${instance.service}` }
 }
 
-async function registerOne (s: NacosState, t: Target): Promise<void> {
+/**
+ * A ramp step: the registration the lifecycle made, registered again with `weight` (beats carry it
+ * too). Skipped when that registration is gone (deregistered, or replaced by a newer one).
+ */
+async function reweigh (s: NacosState, instance: Instance, weight: number): Promise<void> {
+  const key = keyOf(instance)
+  await s.queue.run(key, undefined, async () => {
+    const known = s.registered.get(key)
+    const at = METADATA_KEYS.registeredAt
+    if (known === undefined || s.closing !== null || known.instance.metadata[at] !== instance.metadata[at]) return
+    await registerOne(s, target(s.o, { ...instance, metadata: rampedMetadata(instance.metadata, weight) }, weight), 'weight')
+  })
+}
+
+async function registerOne (s: NacosState, t: Target, what: 'registered' | 'weight' = 'registered'): Promise<void> {
   const { o } = s
   const { instance } = t
   const { bridge, heartbeats } = sdk(s)
@@ -191,8 +215,8 @@ async function registerOne (s: NacosState, t: Target): Promise<void> {
       intervalMs: preserved > 0 ? preserved : o.beatIntervalMs
     })
   }
-  o.logger.info({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, weight: t.sdkInstance.weight, enabled: t.sdkInstance.enabled, cluster: o.cluster, namespace: o.namespace } },
-    `nacos: registered ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}`)
+  o.logger[what === 'registered' ? 'info' : 'debug']({ nacos: { service: t.groupedService, ip: t.sdkInstance.ip, port: t.sdkInstance.port, weight: t.sdkInstance.weight, enabled: t.sdkInstance.enabled, cluster: o.cluster, namespace: o.namespace } },
+    what === 'registered' ? `nacos: registered ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}` : `nacos: weight ${t.sdkInstance.weight} for ${t.sdkInstance.ip}:${t.sdkInstance.port} in ${t.groupedService}`)
 }
 
 async function deregisterOne (s: NacosState, t: Target): Promise<void> {
@@ -225,6 +249,7 @@ function describe (s: NacosState): Record<string, unknown> {
       service: r.instance.service, host: r.sdkInstance.ip, port: r.sdkInstance.port, weight: r.sdkInstance.weight, enabled: r.sdkInstance.enabled, beats: current?.heartbeats.describe(key) ?? null
     })),
     discovery: current?.cache.describe() ?? null,
+    weightRamp: s.ramp?.describe() ?? null,
     lastError: s.lastError,
     closed: s.closing !== null
   }
