@@ -3,7 +3,7 @@ import { redactText } from './redact.ts'
 import type { DrainPhase } from './drain-phases.ts'
 import type { InFlightTracker } from './inflight.ts'
 import type { ResolvedLifecycleOptions } from './lifecycle-options.ts'
-import type { Deregistration, DrainProgress, OfflineReport, Problem } from './lifecycle-types.ts'
+import type { Deregistration, DrainProgress, OfflineReport, PhaseChange, Problem } from './lifecycle-types.ts'
 import type { Logger } from './logger.ts'
 
 /** The abort reason online() uses: the sequence ends 'cancelled' rather than 'cut'. */
@@ -29,6 +29,8 @@ export interface DrainContext {
    * nothing to deregister; rejects on abort or on an error no retry can fix.
    */
   deregister(signal: AbortSignal, hooks: DeregistrationHooks): Promise<boolean> | false
+  /** The sequence entered a phase (the lifecycle emits it as 'phase'). */
+  phase(change: PhaseChange): void
 }
 
 /**
@@ -45,7 +47,7 @@ export class DrainSequence {
   readonly requestsAtStart: number
   /** The latest the window phase may end: start + the budget left after the in-flight wait and the steps, never less than the window. */
   readonly latestWindowEndAt: number
-  phase: DrainPhase = 'deregistering'
+  #phase: DrainPhase = 'deregistering'
   deregisteredAt: number | null = null
   windowEndsAt: number
   /** Live: background retries after the run keep updating it (the lifecycle shows it in /status). */
@@ -65,9 +67,19 @@ export class DrainSequence {
     this.requestsAtStart = ctx.inflight.total
   }
 
+  get phase (): DrainPhase { return this.#phase }
+
+  /** Moves to `phase` (forward only) and says why the one before ended. */
+  #enter (phase: DrainPhase, reason: string): void {
+    if (phase === this.#phase) return
+    const previous = this.#phase
+    this.#phase = phase
+    this.#ctx.phase({ phase, previous, at: this.#ctx.clock.now(), reason })
+  }
+
   progress (): DrainProgress {
     return {
-      phase: this.phase,
+      phase: this.#phase,
       reason: this.reason,
       startedAt: this.startedAt,
       deregisteredAt: this.deregisteredAt,
@@ -92,27 +104,31 @@ export class DrainSequence {
     let inflightWaitMs = 0
     try {
       // Retries go on after the window (while offline) until online() or close abort them.
+      this.#ctx.phase({ phase: 'deregistering', previous: null, at: this.startedAt, reason: this.reason })
       this.#startDeregistration()
       endedEarly = await this.#serveWindow(signal)
       windowEndedAt = clock.now()
+      const windowEnd = endedEarly
+        ? `earlyOffline: every consumer was told (${this.#ctx.options.earlyOffline?.pending(windowEndedAt) ?? 'none pending'})`
+        : this.deregistration.state === 'unconfirmed' ? 'shutdown budget reached, deregistration unconfirmed' : 'window elapsed'
       if (this.deregistration.state === 'unconfirmed') {
         const d = this.deregistration
         this.#problem('deregister', new Error(`the registry has not confirmed deregistration within the shutdown budget (${d.attempts} attempt(s)${d.lastError === null ? '' : `, last error: ${d.lastError}`}); consumers may still route here (retrying in the background)`))
       }
 
-      this.phase = 'sidecar'
+      if (o.afterWindow.length > 0) this.#enter('sidecar', windowEnd)
       const sidecarStart = clock.now()
       for (const step of o.afterWindow) await this.#step(step, signal)
       sidecarMs = clock.now() - sidecarStart
 
-      this.phase = 'inflight'
+      this.#enter('inflight', o.afterWindow.length === 0 ? windowEnd : `${o.afterWindow.map((s) => s.name).join(', ')} done`)
       const inflightStart = clock.now()
       await this.#waitInflight(signal)
       inflightWaitMs = clock.now() - inflightStart
     } catch (err) {
       if (!signal.aborted) throw err
       outcome = signal.reason === CANCELLED ? 'cancelled' : 'cut'
-      if (outcome === 'cut') this.#problem('offline sequence', new Error(`cut short in phase '${this.phase}' (${String((signal.reason as Error)?.message ?? signal.reason)}), ${inflight.count} request(s) in flight`))
+      if (outcome === 'cut') this.#problem('offline sequence', new Error(`cut short in phase '${this.#phase}' (${String((signal.reason as Error)?.message ?? signal.reason)}), ${inflight.count} request(s) in flight`))
     } finally {
       unwatch?.()
     }
@@ -155,7 +171,7 @@ export class DrainSequence {
       this.deregisteredAt = at
       // The window runs from the moment consumers could start to see the change.
       this.windowEndsAt = Math.min(at + o.window.totalMs, this.latestWindowEndAt)
-      if (this.phase === 'deregistering') this.phase = 'window'
+      if (this.#phase === 'deregistering') this.#enter('window', 'deregistration confirmed')
       this.#wake()
     }, (err: unknown) => {
       if (!this.abort.signal.aborted) this.#problem('deregister', err) // not retryable: stays unconfirmed
@@ -166,7 +182,7 @@ export class DrainSequence {
     this.deregistration.state = 'none'
     this.deregisteredAt = this.startedAt
     this.windowEndsAt = this.startedAt + this.#ctx.options.window.totalMs
-    if (this.phase === 'deregistering') this.phase = 'window'
+    if (this.#phase === 'deregistering') this.#enter('window', 'nothing was registered: the window counts from the start')
   }
 
   /** Serves until windowEndsAt (which moves when the registry confirms). True when earlyOffline ended it. */

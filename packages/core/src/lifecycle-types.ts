@@ -70,8 +70,16 @@ export interface DrainProgress {
   earlyOfflinePending: string | null
 }
 
+/**
+ * The drain sequence entered `phase`. `reason` says what ended the one before
+ * (`previous`), e.g. 'deregistration confirmed' or 'window elapsed': the
+ * evidence a timeline (telemetry, a report) shows for each step of a drain.
+ */
+export interface PhaseChange { phase: DrainPhase, previous: DrainPhase | null, at: number, reason: string }
+
 export interface LifecycleEvents {
   state: [StateChange]
+  phase: [PhaseChange]
   registered: [Instance]
   deregistered: [Instance]
   offline: [OfflineReport]

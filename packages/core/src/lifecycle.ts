@@ -386,7 +386,8 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       options: this.options,
       inflight: this.inflight,
       problem: (step, err) => this.#problem(step, err),
-      deregister: (signal, hooks) => this.#deregister(signal, hooks)
+      deregister: (signal, hooks) => this.#deregister(signal, hooks),
+      phase: (change) => { this.emit('phase', change) }
     }, reason)
     this.#drain = drain
     this.#lastDrainAbort = drain.abort

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { Server } from 'node:net'
 import type { Socket } from 'node:net'
-import { buildStatus, ConsumerTracker, redactedErrorCopy, InFlightTracker, InvalidOptionError, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger } from '@lameduck/core'
+import { attachObservers, buildStatus, ConsumerTracker, redactedErrorCopy, InFlightTracker, InvalidOptionError, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger } from '@lameduck/core'
 import { lifecycleBackend } from './admin-actions.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
 import { workerResponder } from './cluster.ts'
@@ -70,6 +70,7 @@ export class Engine {
   readonly termination: TerminationMessage | null
   #undo: Array<() => void> = []
   #closed: Promise<void> | null = null
+  #detachObservers: () => Promise<void> = async () => {}
 
   constructor (server: Server, options: ResolvedOptions) {
     this.server = server
@@ -86,6 +87,7 @@ export class Engine {
     if (termination !== null) this.#undo.push(() => { termination.detach() })
     this.metrics = new Metrics({ lifecycle: this.lifecycle, connections: () => this.connections.stats(), maxRequestMs: options.maxRequestMs })
     this.#undo.push(() => this.metrics.detach())
+    this.#detachObservers = attachObservers(options.observers, { lifecycle: this.lifecycle, logger: this.log })
     this.connections = new Connections(server, () => isLeaving(this.lifecycle.state))
     this.requests = new RequestHook({
       inflight,
@@ -356,6 +358,8 @@ export class Engine {
     for (const undo of this.#undo.splice(0).reverse()) undo()
     await this.admin?.close()
     await this.lifecycle.stopped('closed')
+    // After 'stopped': an observer's last export (a span, a flush) sees the whole sequence.
+    await this.#detachObservers()
     if (this.options.sidecar !== false) await this.options.sidecar.close()
   }
 }

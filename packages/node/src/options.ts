@@ -3,7 +3,7 @@ import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { DEFAULT_ADMIN_PORT, InvalidOptionError, READINESS_WHILE_DRAINING, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type Logger, type PropagationWindow, type ReadinessCheck, type ReadinessWhileDraining, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, READINESS_WHILE_DRAINING, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, observers, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type LifecycleObserver, type Logger, type PropagationWindow, type ReadinessCheck, type ReadinessWhileDraining, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -105,6 +105,12 @@ export interface LameduckOptions {
    * for another file; false for none.
    */
   terminationMessage?: { path?: string } | false
+  /**
+   * Collaborators on the lifecycle's events (telemetry, a readiness gate, Kubernetes events):
+   * each `{ name, attach({ lifecycle, logger }) }`, attached when the engine is built and
+   * detached (awaited) when it closes. Default none.
+   */
+  observers?: LifecycleObserver[]
   /** Paths of the probe routes on the app listener; false to not add them. */
   routes?: { ready?: string, live?: string } | false
   /** The Prometheus metrics: where they are served, and an optional prom-client registry. */
@@ -142,6 +148,7 @@ export interface ResolvedOptions {
   earlyOffline: { quietMs: number } | false
   readinessWhileDraining: ReadinessWhileDraining
   terminationMessage: { path: string | undefined } | false
+  observers: LifecycleObserver[]
   routes: { ready: string, live: string } | false
   metrics: ResolvedMetrics
   logger: Logger | undefined
@@ -184,6 +191,7 @@ const KNOWN = {
   earlyOffline: true,
   readinessWhileDraining: true,
   terminationMessage: true,
+  observers: true,
   routes: true,
   metrics: true,
   logger: true,
@@ -257,6 +265,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     earlyOffline: resolveEarlyOffline(o.earlyOffline),
     readinessWhileDraining: oneOf('readinessWhileDraining', o.readinessWhileDraining, READINESS_WHILE_DRAINING, 'fail'),
     terminationMessage: resolveTerminationMessage(o.terminationMessage),
+    observers: observers('observers', o.observers),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
     ...resolveIntegration(o)
