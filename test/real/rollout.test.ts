@@ -5,6 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { RolloutReport } from '@lameduck/devkit'
+import { envoyBinary } from './helpers/envoy.ts'
 import { runRealRollout } from './rollout/run.ts'
 
 const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
@@ -32,12 +33,17 @@ test('eureka-real × spring: naive (deregister and exit) loses requests — the 
   assert.ok(r.failures.refused > 0, `the Java consumer called pods that were gone: ${JSON.stringify(r.failures)}`)
 })
 
-// The same on the Node side: the unmodified eureka-js-client, round robin over its cache, no retries.
-test('eureka-real × node (eureka-js-client): lameduck loses 0, naive loses requests', async () => {
-  const lameduck = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'lameduck', ...(log ? { log } : {}) })
+// The same on the Node side: the unmodified eureka-js-client, round robin over its cache, no retries,
+// and every provider behind a real Envoy 1.40.0 sidecar (`--sidecar envoy-real`): the providers
+// register Envoy's inbound port through Envoy's outbound listener, and drain it after the window.
+test('eureka-real × node (eureka-js-client), real Envoy sidecars: lameduck loses 0, naive loses requests', async () => {
+  process.env.LAMEDUCK_ENVOY_BIN ??= envoyBinary()
+  const lameduck = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'lameduck', sidecar: 'envoy-real', ...(log ? { log } : {}) })
   served(lameduck)
+  assert.equal(lameduck.scenario.sidecar, 'envoy-real')
   assert.equal(lameduck.failed, 0, `failed: ${JSON.stringify(lameduck.failures)}, e.g. ${JSON.stringify(lameduck.failureSamples.slice(0, 3))}`)
-  const naive = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'naive', ...(log ? { log } : {}) })
+  for (const o of lameduck.offline) assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
+  const naive = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'naive', sidecar: 'envoy-real', ...(log ? { log } : {}) })
   served(naive)
-  assert.ok(naive.failures.refused > 0, `eureka-js-client called pods that were gone: ${JSON.stringify(naive.failures)}`)
+  assert.ok(naive.failed > 0, `eureka-js-client called pods that were gone, or whose Envoy had no app behind it: ${JSON.stringify(naive.failures)}`)
 })

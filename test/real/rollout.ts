@@ -3,7 +3,7 @@
 // Needs the jars of test/real/build.sh. Prints the lab's summary table (and --json FILE writes the report).
 import { writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { summaryTable, type RolloutMode } from '@lameduck/devkit'
+import { summaryTable, type RolloutMode, type SidecarKind } from '@lameduck/devkit'
 import type { RealConsumer } from './rollout/path-eureka-real.ts'
 import { runRealRollout, type RealRegistry } from './rollout/run.ts'
 import type { NacosVersion } from './helpers/nacos-modern.ts'
@@ -18,6 +18,8 @@ Options:
   --consumer spring|node|balancer     Java (Spring Cloud Eureka + LoadBalancer), eureka-js-client round robin,
                                       or @lameduck/balancer                  [spring]
   --mode naive|sleep|lameduck                                              [lameduck]
+  --sidecar stand-in|envoy-real       an Istio-style Envoy sidecar in front of every provider:
+                                      the devkit stand-in or the real Envoy 1.40.0 binary  [none]
   --scale F                           production periods × F (0.1: fetch 3 s)  [0.1]
   --providers N                       replicas                             [3]
   --rps N                             load of the node/balancer consumers (the Java one calls every 5 ms)  [200]
@@ -37,6 +39,7 @@ async function main (): Promise<void> {
       'nacos-version': { type: 'string' },
       consumer: { type: 'string', default: 'spring' },
       mode: { type: 'string', default: 'lameduck' },
+      sidecar: { type: 'string' },
       scale: { type: 'string' },
       providers: { type: 'string' },
       rps: { type: 'string' },
@@ -51,12 +54,13 @@ async function main (): Promise<void> {
     registry: values.registry as RealRegistry,
     consumer: values.consumer as RealConsumer,
     mode: values.mode as RolloutMode,
+    ...(values.sidecar ? { sidecar: values.sidecar as SidecarKind } : {}),
     ...(values['nacos-version'] ? { nacosVersion: values['nacos-version'] as NacosVersion } : {}),
     ...(values.scale ? { scale: Number(values.scale) } : {}),
     ...(values.providers ? { providers: Number(values.providers) } : {}),
     ...(values.rps ? { rps: Number(values.rps) } : {}),
     ...(log ? { log } : {})
   })
-  process.stdout.write(`\n${summaryTable([{ title: `${values.registry} × ${values.consumer} / ${values.mode}`, report }])}\n`)
+  process.stdout.write(`\n${summaryTable([{ title: `${values.registry}${values.sidecar ? `+${values.sidecar === 'envoy-real' ? 'envoy-real' : 'envoy'}` : ''} × ${values.consumer} / ${values.mode}`, report }])}\n`)
   if (values.json) await writeFile(values.json, JSON.stringify(report, null, 2))
 }

@@ -25,6 +25,14 @@ test('options: bad transport, cluster and consumer are typed errors naming the o
   bad({ cluster: 0 }, 'cluster')
   bad({ cluster: 2, registry: 'none' }, 'cluster')
   bad({ consumer: 'ribbon' as never }, 'consumer')
+  bad({ sidecar: 'istio' as never }, 'sidecar')
+  bad({ transport: 'h2c', sidecar: 'envoy-real' }, 'transport')
+})
+
+test('options: sidecar true is the stand-in; envoy-real runs the real binary', () => {
+  assert.equal(resolveRollout({}).sidecar, false)
+  assert.equal(resolveRollout({ sidecar: true }).sidecar, 'stand-in')
+  assert.equal(resolveRollout({ sidecar: 'envoy-real' }).sidecar, 'envoy-real')
 })
 
 const report = (failed: number, durationMs: number, perSecond: number): RolloutReport => ({

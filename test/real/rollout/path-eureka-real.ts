@@ -38,6 +38,8 @@ export function eurekaRealPath (consumer: RealConsumer) {
       const common = {
         name: 'eureka-real',
         providerRegistry: { kind: 'eureka' as const, url: server.eurekaUrl, heartbeatMs: p.heartbeatMs },
+        // A sidecar's outbound listener forwards the providers' registry calls here.
+        registryOrigin: new URL(server.eurekaUrl).origin,
         scenario: { registry: 'eureka-real', consumer }
       }
       if (consumer === 'spring') return { ...common, ...await springSide(server, p, o.providers) }

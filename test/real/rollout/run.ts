@@ -1,7 +1,7 @@
 // One rolling update of three lameduck-lab providers on a real registry, under load from the chosen
 // consumer: the devkit lab (`runRollout`) with the real-server traffic path plugged in.
 import { InvalidOptionError } from '@lameduck/core'
-import { runRollout, type RolloutMode, type RolloutReport } from '@lameduck/devkit'
+import { runRollout, type RolloutMode, type RolloutReport, type SidecarKind } from '@lameduck/devkit'
 import { eurekaRealPath, type RealConsumer } from './path-eureka-real.ts'
 import { nacosRealPath } from './path-nacos-real.ts'
 import type { NacosVersion } from '../helpers/nacos-modern.ts'
@@ -20,6 +20,8 @@ export interface RealRolloutOptions {
   log?: (line: string) => void
   /** nacos-real: the server version. Default '2.3.1'. */
   nacosVersion?: NacosVersion
+  /** An Istio-style Envoy sidecar in front of every provider: the devkit stand-in or the real Envoy binary. Default none. */
+  sidecar?: SidecarKind
 }
 
 export async function runRealRollout (o: RealRolloutOptions): Promise<RolloutReport> {
@@ -34,6 +36,7 @@ export async function runRealRollout (o: RealRolloutOptions): Promise<RolloutRep
   return runRollout({
     registry: o.registry === 'nacos-real' ? 'nacos' : 'eureka',
     mode: o.mode,
+    ...(o.sidecar ? { sidecar: o.sidecar } : {}),
     providers: o.providers ?? 3,
     rps: o.rps ?? 200,
     scale: o.scale ?? 0.1,

@@ -8,6 +8,9 @@
 import { request } from 'undici'
 import type { LocalEnvoy } from './local-envoy.ts'
 
+/** What pilot-agent needs of its Envoy: the admin, and a way to end the process (the stand-in, or the real binary). */
+export type IstioProxy = Pick<LocalEnvoy, 'adminUrl' | 'closed' | 'close'> & { options?: Pick<LocalEnvoy['options'], 'istio'> }
+
 export interface IstioTerminateOptions {
   /** ProxyConfig.terminationDrainDuration. Default 5000. */
   terminationDrainDurationMs?: number
@@ -58,10 +61,11 @@ export function istioActiveConnections (body: string, knownPorts: readonly numbe
   return sum
 }
 
-/** Runs pilot-agent's terminate() against a local Envoy, then closes it (the SIGKILL). */
-export async function terminateLikeIstio (envoy: LocalEnvoy, options: IstioTerminateOptions = {}): Promise<IstioTerminateResult> {
+/** Runs pilot-agent's terminate() against an Envoy, then closes it (the SIGKILL). */
+export async function terminateLikeIstio (envoy: IstioProxy, options: IstioTerminateOptions = {}): Promise<IstioTerminateResult> {
   const started = Date.now()
-  const exitOnZero = options.exitOnZeroActiveConnections ?? (envoy.options.istio !== false && envoy.options.istio.exitOnZeroActiveConnections)
+  const istio = envoy.options?.istio ?? false
+  const exitOnZero = options.exitOnZeroActiveConnections ?? (istio !== false && istio.exitOnZeroActiveConnections)
   const result = (outcome: IstioTerminateOutcome, readings: number[] = []): IstioTerminateResult => ({ outcome, readings, elapsedMs: Date.now() - started })
   try {
     const res = await request(`${envoy.adminUrl}/drain_listeners?inboundonly&graceful`, { method: 'POST' })
@@ -81,7 +85,7 @@ export async function terminateLikeIstio (envoy: LocalEnvoy, options: IstioTermi
   return result(outcome, readings)
 }
 
-async function pollToZero (envoy: LocalEnvoy, options: IstioTerminateOptions, readings: number[]): Promise<IstioTerminateOutcome> {
+async function pollToZero (envoy: IstioProxy, options: IstioTerminateOptions, readings: number[]): Promise<IstioTerminateOutcome> {
   let exited = false
   envoy.closed.then(() => { exited = true }, () => {})
   await delay(options.minimumDrainDurationMs ?? 5000)

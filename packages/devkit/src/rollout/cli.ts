@@ -21,7 +21,9 @@ Options:
                                   run from a clone of the repository: test/real/rollout.ts)
   --cluster N                    registry servers: Eureka peers / Nacos nodes  [1]
   --no-push                      Nacos: no UDP push, the consumer polls (cacheMillis)
-  --sidecar                      an Istio-style Envoy sidecar in front of every provider
+  --sidecar [stand-in|envoy-real]  an Istio-style Envoy sidecar in front of every provider: the devkit's
+                                 stand-in, or the real Envoy 1.40.0 binary (LAMEDUCK_ENVOY_BIN or
+                                 ~/.cache/lameduck/envoy-1.40.0, from test/real/envoy/install.sh)  [stand-in]
   --exit-on-zero-active-connections  the sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS
   --transport http|https|h2c|h2  what providers serve and the consumer speaks (Service, Eureka)  [http]
   --mode naive|sleep|lameduck    no preStop | preStop sleep | lameduck prestop  [lameduck]
@@ -50,6 +52,7 @@ const FLAG_OF = {
   cluster: '--cluster',
   transport: '--transport',
   mode: '--mode',
+  sidecar: '--sidecar',
   providers: '--providers',
   consumer: '--consumer',
   rps: '--rps',
@@ -61,12 +64,27 @@ const FLAG_OF = {
   maxUnavailable: '--max-unavailable'
 } satisfies Partial<Record<keyof RolloutOptions, string>>
 
+const SIDECAR_KINDS = ['stand-in', 'envoy-real']
+
+/** `--sidecar` alone, `--sidecar KIND` or `--sidecar=KIND`: the kind moves to `--sidecar-kind` so the flag stays a boolean. */
+function sidecarArgs (argv: string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a.startsWith('--sidecar=')) { out.push('--sidecar', `--sidecar-kind=${a.slice('--sidecar='.length)}`); continue }
+    out.push(a)
+    if (a === '--sidecar' && SIDECAR_KINDS.includes(argv[i + 1] ?? '')) out.push(`--sidecar-kind=${argv[++i]!}`)
+  }
+  return out
+}
+
 export async function runRolloutCli (argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
   const { values } = parseArgs({
-    args: argv,
+    args: sidecarArgs(argv),
     options: {
       registry: { type: 'string' },
       sidecar: { type: 'boolean' },
+      'sidecar-kind': { type: 'string' },
       cluster: { type: 'string' },
       'no-push': { type: 'boolean' },
       'exit-on-zero-active-connections': { type: 'boolean' },
@@ -92,7 +110,7 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
   const n = (v: string | undefined, flag: string): number | undefined => v === undefined ? undefined : numeric(`--${flag}`, v)
   const options: RolloutOptions = {
     registry: values.registry as RolloutOptions['registry'],
-    sidecar: values.sidecar,
+    sidecar: values['sidecar-kind'] !== undefined ? values['sidecar-kind'] as RolloutOptions['sidecar'] : values.sidecar,
     cluster: n(values.cluster, 'cluster'),
     nacosPush: values['no-push'] ? false : undefined,
     exitOnZeroActiveConnections: values['exit-on-zero-active-connections'],
@@ -111,7 +129,7 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
   }
   for (const [k, v] of Object.entries(options)) if (v === undefined) delete (options as Record<string, unknown>)[k]
   const report = await asFlags(FLAG_OF, () => runRollout(options))
-  const title = `${report.scenario.registry}${report.scenario.sidecar ? '+envoy' : ''} / ${report.scenario.mode}`
+  const title = `${report.scenario.registry}${report.scenario.sidecar === 'envoy-real' ? '+envoy-real' : report.scenario.sidecar ? '+envoy' : ''} / ${report.scenario.mode}`
   out(`\n${summaryTable([{ title, report }])}\n`)
   if (values.json) { await writeFile(values.json, JSON.stringify(report, null, 2)); out(`report: ${values.json}\n`) }
   if (values.chart) { await writeFile(values.chart, renderChart([{ title, report }])); out(`chart: ${values.chart}\n`) }

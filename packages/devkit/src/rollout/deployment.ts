@@ -21,6 +21,8 @@ export class Deployment extends EventEmitter {
   readonly terminations: TerminationResult[] = []
   readonly #o: DeploymentOptions
   #created = 0
+  /** Pods whose makePod has not resolved yet (a sidecar still starting): they count against the surge. */
+  #making = new Map<string, number>()
   #pending = new Set<Promise<unknown>>()
 
   constructor (options: DeploymentOptions) {
@@ -36,7 +38,13 @@ export class Deployment extends EventEmitter {
   }
 
   async #create (version: string): Promise<Pod> {
-    const pod = await this.#o.makePod(version, this.#created++)
+    this.#making.set(version, (this.#making.get(version) ?? 0) + 1)
+    let pod: Pod
+    try {
+      pod = await this.#o.makePod(version, this.#created++)
+    } finally {
+      this.#making.set(version, this.#making.get(version)! - 1)
+    }
     this.pods.push(pod)
     pod.on('ready', () => { this.#publish(); this.emit('change') })
     pod.on('terminating', () => { this.#publish(); this.emit('change') })
@@ -62,12 +70,12 @@ export class Deployment extends EventEmitter {
       const ready = active.filter((p) => p.ready).length
       if (oldActive.length === 0 && fresh.length >= replicas && fresh.every((p) => p.ready)) break
       let acted = false
-      // Scale up the new ReplicaSet within the surge budget.
-      while (this.active.length < replicas + maxSurge && this.active.filter((p) => p.version === version).length < replicas) {
+      // Scale up the new ReplicaSet within the surge budget, counting pods still being made.
+      const making = (): number => [...this.#making.values()].reduce((a, b) => a + b, 0)
+      while (this.active.length + making() < replicas + maxSurge && this.active.filter((p) => p.version === version).length + (this.#making.get(version) ?? 0) < replicas) {
         this.#track(this.#create(version))
         acted = true
         await new Promise((resolve) => setImmediate(resolve))
-        if (this.active.length >= replicas + maxSurge) break
       }
       // Scale down the old one while availability allows.
       let readyNow = ready

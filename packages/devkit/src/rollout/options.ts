@@ -3,6 +3,8 @@ import { InvalidOptionError } from '@lameduck/core'
 export type RolloutMode = 'naive' | 'sleep' | 'lameduck'
 export type RegistryKind = 'eureka' | 'nacos' | 'none'
 export type Transport = 'http' | 'https' | 'h2c' | 'h2'
+/** The sidecar's Envoy: the devkit stand-in, or the real binary (Envoy 1.40.0, see realEnvoyBinary). */
+export type SidecarKind = 'stand-in' | 'envoy-real'
 export const TRANSPORTS: readonly Transport[] = ['http', 'https', 'h2c', 'h2']
 
 export interface RolloutOptions {
@@ -12,8 +14,8 @@ export interface RolloutOptions {
   cluster?: number
   /** Nacos UDP push to the consumer. false: the consumer only polls (cacheMillis). Default true. */
   nacosPush?: boolean
-  /** Put an Istio-style Envoy sidecar in front of every provider. Default false. */
-  sidecar?: boolean
+  /** Put an Istio-style Envoy sidecar in front of every provider: true or 'stand-in' (the devkit's Envoy), 'envoy-real' (the real Envoy binary, bootstrap written by the devkit). Default false. */
+  sidecar?: boolean | SidecarKind
   /** The sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS (Envoy then keeps downstream_cx_active). Default false. */
   exitOnZeroActiveConnections?: boolean
   /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext) or h2 (HTTP/2 over TLS). Service and Eureka paths, no sidecar. Default 'http'. */
@@ -48,7 +50,7 @@ export interface RolloutOptions {
   log?: (line: string) => void
 }
 
-export type ResolvedRollout = Required<Omit<RolloutOptions, 'log' | 'gracePeriodSeconds'>> & { gracePeriodSeconds: number | null, log: (line: string) => void }
+export type ResolvedRollout = Required<Omit<RolloutOptions, 'log' | 'gracePeriodSeconds' | 'sidecar'>> & { sidecar: SidecarKind | false, gracePeriodSeconds: number | null, log: (line: string) => void }
 
 const int = (name: string, v: unknown, min: number): number => {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new InvalidOptionError(name, `must be an integer ≥ ${min}, got ${String(v)}`)
@@ -65,6 +67,13 @@ function consumer (v: unknown, mode: RolloutMode): 'balancer' | 'plain' {
   return v
 }
 
+function sidecarKind (v: unknown): SidecarKind | false {
+  if (v === undefined || v === false) return false
+  if (v === true) return 'stand-in'
+  if (v !== 'stand-in' && v !== 'envoy-real') throw new InvalidOptionError('sidecar', `must be a boolean, 'stand-in' or 'envoy-real', got ${String(v)}`)
+  return v
+}
+
 export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   const registry = o.registry ?? 'eureka'
   if (!['eureka', 'nacos', 'none'].includes(registry)) throw new InvalidOptionError('registry', `must be eureka, nacos or none, got ${String(registry)}`)
@@ -72,14 +81,15 @@ export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   if (!['naive', 'sleep', 'lameduck'].includes(mode)) throw new InvalidOptionError('mode', `must be naive, sleep or lameduck, got ${String(mode)}`)
   const transport = o.transport ?? 'http'
   if (!TRANSPORTS.includes(transport)) throw new InvalidOptionError('transport', `must be ${TRANSPORTS.join(', ')}, got ${String(transport)}`)
-  if (transport !== 'http' && (registry === 'nacos' || o.sidecar === true)) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths without a sidecar; use transport 'http' with ${registry === 'nacos' ? 'registry nacos' : 'sidecar'}`)
+  const sidecar = sidecarKind(o.sidecar)
+  if (transport !== 'http' && (registry === 'nacos' || sidecar !== false)) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths without a sidecar; use transport 'http' with ${registry === 'nacos' ? 'registry nacos' : 'sidecar'}`)
   const cluster = int('cluster', o.cluster ?? 1, 1)
   if (cluster > 1 && registry === 'none') throw new InvalidOptionError('cluster', 'needs a registry (eureka or nacos); the Service path has none')
   return {
     registry,
     cluster,
     nacosPush: o.nacosPush ?? true,
-    sidecar: o.sidecar ?? false,
+    sidecar,
     exitOnZeroActiveConnections: o.exitOnZeroActiveConnections ?? false,
     transport,
     consumer: consumer(o.consumer, mode),

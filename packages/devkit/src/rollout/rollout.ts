@@ -14,7 +14,7 @@ import { createPath, SERVICE, type TrafficPath } from './paths.ts'
 import { LISTENER_FD, Pod, type SidecarContainer } from './pod.ts'
 import type { ProviderConfig } from './provider-app.ts'
 import { buildReport, type RolloutReport } from './report.ts'
-import { ISTIO } from './sidecar.ts'
+import { ISTIO, sidecarDrainTimeMs } from './sidecar.ts'
 import { agentOptions, scheme, serveSpec } from './transport.ts'
 
 const fromSource = import.meta.url.endsWith('.ts')
@@ -128,8 +128,9 @@ function budget (o: ResolvedRollout, path: TrafficPath): Budget {
   // The sidecar drain step waits for Envoy's inbound connections, or until those left are
   // idle and told to close (the plugin's idleQuietMs, scaled). Envoy never closes an idle
   // keep-alive connection, so without the request gauges the bound decides: Envoy's drain
-  // time (Istio's 45 s, scaled), a stats flush (100 ms) and a poll or two (100 ms each).
-  const sidecarDrainTimeoutMs = Math.max(100, Math.round(ISTIO.drainTimeMs * o.scale)) + 100 + 2 * 100
+  // time (Istio's 45 s, scaled; whole seconds for the real binary), a stats flush (100 ms)
+  // and a poll or two (100 ms each).
+  const sidecarDrainTimeoutMs = sidecarDrainTimeMs(o) + 100 + 2 * 100
   // The plan's fixed kill and close margins stay unscaled.
   const plan = computePlan({ windows: path.windows, maxRequestMs, ...(o.sidecar ? { sidecar: 'istio' as const, sidecarDrainTimeoutMs } : {}) })
   const graceMs = o.gracePeriodSeconds !== null

@@ -4,10 +4,12 @@
 // drain the inbound listeners gracefully, then wait terminationDrainDuration — or, with
 // EXIT_ON_ZERO_ACTIVE_CONNECTIONS, poll the connection count to 0 — and exit. In
 // lameduck mode its preStop is `lameduck wait-drained`, so it outlives the app's drain.
+// The Envoy is the devkit stand-in, or (sidecar 'envoy-real') the real binary with the
+// devkit's Istio-shaped bootstrap, its admin on 127.0.0.1.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
-import { startEnvoy, terminateLikeIstio } from '../envoy/index.ts'
+import { startEnvoy, startRealEnvoy, terminateLikeIstio, type IstioProxy } from '../envoy/index.ts'
 import type { ResolvedRollout } from './options.ts'
 import type { SidecarContainer } from './pod.ts'
 
@@ -28,6 +30,45 @@ async function appListener (): Promise<Server> {
   return server
 }
 
+/**
+ * Envoy's drain time as the sidecar runs it: Istio's 45 s scaled. The real binary takes
+ * `--drain-time-s` in whole seconds (1 at least), so its drain time is rounded.
+ */
+export function sidecarDrainTimeMs (o: Pick<ResolvedRollout, 'scale' | 'sidecar'>): number {
+  const ms = ISTIO.drainTimeMs * o.scale
+  return o.sidecar === 'envoy-real' ? Math.max(1, Math.round(ms / 1000)) * 1000 : Math.max(100, Math.round(ms))
+}
+
+/** The request gauges a pod annotates for (sidecar.istio.io/statsInclusionSuffixes): the app's drain step ends once the consumers' pooled connections are idle, which Envoy never closes. */
+const INCLUSION_SUFFIXES = ['downstream_rq_active', 'downstream_rq_total']
+
+interface SidecarProxy { port: number, adminUrl: string, outboundUrl: string | null, istio: IstioProxy, close: () => Promise<void> }
+
+async function standInProxy (o: ResolvedRollout, appPort: number, registryOrigin: string | undefined): Promise<SidecarProxy> {
+  const envoy = await startEnvoy({
+    upstream: `http://127.0.0.1:${appPort}`,
+    drainTimeMs: sidecarDrainTimeMs(o),
+    statsFlushIntervalMs: 100,
+    istio: { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: INCLUSION_SUFFIXES },
+    ...(registryOrigin ? { outbound: registryOrigin } : {})
+  })
+  return { port: envoy.port, adminUrl: envoy.adminUrl, outboundUrl: envoy.outboundUrl, istio: envoy, close: () => envoy.close() }
+}
+
+async function realProxy (o: ResolvedRollout, appPort: number, registryOrigin: string | undefined): Promise<SidecarProxy> {
+  const istio = { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: INCLUSION_SUFFIXES }
+  const envoy = await startRealEnvoy({
+    upstream: `http://127.0.0.1:${appPort}`,
+    ...(registryOrigin ? { outbound: registryOrigin } : {}),
+    drainTimeS: sidecarDrainTimeMs(o) / 1000,
+    drainStrategy: 'immediate',
+    istioStats: istio
+  })
+  // pilot-agent ends its Envoy with SIGKILL once terminate() is done.
+  const closed = envoy.exited.then(() => {})
+  return { port: envoy.inboundPort, adminUrl: envoy.adminUrl, outboundUrl: registryOrigin ? envoy.outboundUrl : null, istio: { adminUrl: envoy.adminUrl, closed, close: envoy.kill, options: { istio } }, close: envoy.kill }
+}
+
 export interface LabSidecar extends SidecarContainer {
   /** The sidecar's upstream: a socket listening on 127.0.0.1 for the app container to inherit. */
   readonly appListener: Server
@@ -39,15 +80,8 @@ export async function startSidecar (o: ResolvedRollout, appAdmin: () => string |
   const listener = await appListener()
   const appPort = (listener.address() as { port: number }).port
   const scaled = (ms: number): number => Math.max(100, Math.round(ms * o.scale))
-  const envoy = await startEnvoy({
-    upstream: `http://127.0.0.1:${appPort}`,
-    drainTimeMs: scaled(ISTIO.drainTimeMs),
-    statsFlushIntervalMs: 100,
-    // The request gauges as a pod annotates them (sidecar.istio.io/statsInclusionSuffixes): the
-    // app's drain step ends once the consumers' pooled connections are idle, which Envoy never closes.
-    istio: { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: ['downstream_rq_active', 'downstream_rq_total'] },
-    ...(registryOrigin ? { outbound: registryOrigin } : {})
-  }).catch(async (err: unknown) => { listener.close(); throw err })
+  const envoy = await (o.sidecar === 'envoy-real' ? realProxy : standInProxy)(o, appPort, registryOrigin)
+    .catch(async (err: unknown) => { listener.close(); throw err })
   let terminated: Promise<void> | null = null
   return {
     appListener: listener,
@@ -63,7 +97,7 @@ export async function startSidecar (o: ResolvedRollout, appAdmin: () => string |
           await once(hook, 'exit')
         }
         // SIGTERM to pilot-agent.
-        await terminateLikeIstio(envoy, {
+        await terminateLikeIstio(envoy.istio, {
           terminationDrainDurationMs: scaled(ISTIO.terminationDrainDurationMs),
           minimumDrainDurationMs: scaled(ISTIO.minimumDrainDurationMs),
           checkIntervalMs: scaled(ISTIO.checkIntervalMs)

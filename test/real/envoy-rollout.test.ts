@@ -1,0 +1,46 @@
+// The rollout lab with real Envoy sidecars (`lameduck-devkit rollout --sidecar envoy-real`): each
+// provider behind the real Envoy 1.40.0 binary with the devkit's Istio-shaped bootstrap (inbound
+// listener in front of the app, the app's registry calls through the outbound one, Istio's stats
+// matcher, admin on 127.0.0.1), terminated as pilot-agent does, on the devkit's Eureka server.
+// The app drains its Envoy through the engine's sidecar option (@lameduck/envoy). lameduck loses
+// nothing and no pod is SIGKILLed; naive loses requests. The real Eureka server with real Envoy
+// sidecars runs in rollout.test.ts (the node consumer's runs).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { runRollout, type RolloutOptions, type RolloutReport } from '@lameduck/devkit'
+import { envoyBinary } from './helpers/envoy.ts'
+
+const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
+
+// Short and scaled: 2 providers, periods × 0.03 (Istio's 45 s drain time → Envoy's --drain-time-s 1).
+const small: RolloutOptions = { registry: 'eureka', sidecar: 'envoy-real', consumer: 'plain', providers: 2, rps: 200, settleMs: 800, scale: 0.03, ...(log ? { log } : {}) }
+
+test.before(() => { process.env.LAMEDUCK_ENVOY_BIN ??= envoyBinary() })
+
+function problemsOf (r: RolloutReport): string[][] {
+  return r.offline.map((o) => (o.drain?.problems as Array<{ message: string }>).map((p) => /^active connections unavailable/.test(p.message) ? 'unavailable' : p.message))
+}
+
+// Istio's default (EXIT_ON_ZERO_ACTIVE_CONNECTIONS off) here; the bench table (envoy-rollout-table.ts) runs both.
+for (const exitOnZeroActiveConnections of [false]) {
+  test(`eureka + real Envoy sidecars, EXIT_ON_ZERO_ACTIVE_CONNECTIONS ${exitOnZeroActiveConnections ? 'on' : 'off'}: lameduck loses 0, no SIGKILL`, { timeout: 120_000 }, async () => {
+    const r = await runRollout({ ...small, exitOnZeroActiveConnections, mode: 'lameduck' })
+    assert.equal(r.scenario.sidecar, 'envoy-real')
+    assert.ok(r.total >= 800, `hundreds of requests (${r.total})`)
+    assert.equal(r.failed, 0, `failed: ${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`)
+    for (const o of r.offline) {
+      assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
+      assert.equal(o.drain?.outcome, 'offline')
+      assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
+    }
+    // Istio's stats matcher on the real binary: without EXIT_ON_ZERO_ACTIVE_CONNECTIONS Envoy has no
+    // downstream_cx_active (the engine says so once, and ends on the request gauges); with it, a count.
+    assert.deepEqual(problemsOf(r), r.offline.map(() => exitOnZeroActiveConnections ? [] : ['unavailable']))
+  })
+}
+
+test('eureka + real Envoy sidecars: naive (the sidecar drains at once, the app exits) loses requests', { timeout: 120_000 }, async () => {
+  const r = await runRollout({ ...small, mode: 'naive' })
+  assert.ok(r.total >= 300, `hundreds of requests (${r.total})`)
+  assert.ok(r.failed > 0, `the lab sees the loss: ${JSON.stringify(r.failures)}`)
+})
