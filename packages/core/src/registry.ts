@@ -1,3 +1,4 @@
+import type { LifecycleObserver } from './observer.ts'
 import type { WindowsInput } from './windows.ts'
 
 // The two roles a registry plays. The plugin uses Registry; the balancer uses
@@ -32,6 +33,8 @@ export interface Registry {
   describe?(): Record<string, unknown>
   /** Optional: the propagation window this registry implies, used when the user sets none. */
   readonly windows?: WindowsInput
+  /** Optional: collaborators the adapter brings (its weight ramp); the engine attaches them to the lifecycle beside its own. */
+  readonly observers?: readonly LifecycleObserver[]
 }
 
 export interface Discovery {

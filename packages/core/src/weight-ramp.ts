@@ -2,6 +2,7 @@ import type { Clock, Timer } from './clock.ts'
 import type { Lifecycle } from './lifecycle.ts'
 import type { StateChange } from './lifecycle-types.ts'
 import type { Logger } from './logger.ts'
+import type { LifecycleObserver, ObserverContext } from './observer.ts'
 import { METADATA_KEYS, parseWarmupMetadata } from './metadata.ts'
 import type { Instance } from './registry.ts'
 import { checkKeys, duration, record, show } from './validate.ts'
@@ -113,7 +114,7 @@ export interface WeightRampStatus {
  * closing) ends it for good. The same registration registered again (a
  * heartbeat's 404, a Nacos beat) carries the weight reached, never the first step.
  */
-export class WeightRamp {
+export class WeightRamp implements LifecycleObserver {
   readonly name = 'weight ramp'
   readonly #options: WeightRampOptions
   readonly #publish: WeightPublisher
@@ -130,7 +131,7 @@ export class WeightRamp {
     this.#log = logger ?? null
   }
 
-  attach (ctx: { lifecycle: Lifecycle, logger: Logger }): () => void {
+  attach (ctx: ObserverContext): () => void {
     if (this.#lifecycle !== null) throw new InvalidOptionError('weightRamp', 'is attached to a lifecycle already: one registry serves one app')
     const { lifecycle, logger } = ctx
     this.#lifecycle = lifecycle

@@ -1,4 +1,4 @@
-import { rampedMetadata, RegistryError, WeightRamp, type Discovery, type Instance, type InstanceStatus, type Registry, type WindowParts } from '@lameduck/core'
+import { rampedMetadata, RegistryError, WeightRamp, type Discovery, type Instance, type LifecycleObserver, type InstanceStatus, type Registry, type WindowParts } from '@lameduck/core'
 import { EurekaJs, type EurekaInstanceJson, type EurekaJsClient } from './client.ts'
 import { RegistryView } from './discovery.ts'
 import { resolveDiscoveryOptions, resolveRegistryOptions, type EurekaDiscoveryOptions, type EurekaRegistryOptions, type ResolvedCommon } from './options.ts'
@@ -27,7 +27,7 @@ export interface EurekaRegistry extends Registry, EurekaDiscovery {
   /** The `weightRamp` option's observer (null when off); the plugin attaches it to the app's lifecycle. */
   readonly weightRamp: WeightRamp | null
   /** What the plugin attaches to the lifecycle besides its own observers: the weight ramp, when on. */
-  readonly observers: readonly WeightRamp[]
+  readonly observers: readonly LifecycleObserver[]
   describe(): Record<string, unknown>
 }
 

@@ -1,6 +1,6 @@
 import {
   InvalidOptionError, METADATA_KEYS, parseWarmupMetadata, rampedMetadata, RegistryError, serviceKey, TimeoutError, WeightRamp, withTimeout,
-  type Discovery, type Instance, type Registry
+  type Discovery, type Instance, type LifecycleObserver, type Registry
 } from '@lameduck/core'
 import { Heartbeats } from './heartbeats.ts'
 import { resolveOptions, type NacosRegistryOptions, type ResolvedNacosOptions } from './options.ts'
@@ -28,7 +28,7 @@ export interface NacosRegistry extends Registry, NacosDiscovery {
   /** The `weightRamp` option's observer (null when off); the plugin attaches it to the app's lifecycle. */
   readonly weightRamp: WeightRamp | null
   /** What the plugin attaches to the lifecycle besides its own observers: the weight ramp, when on. */
-  readonly observers: readonly WeightRamp[]
+  readonly observers: readonly LifecycleObserver[]
   describe(): Record<string, unknown>
 }
 

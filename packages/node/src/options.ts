@@ -265,7 +265,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     earlyOffline: resolveEarlyOffline(o.earlyOffline),
     readinessWhileDraining: oneOf('readinessWhileDraining', o.readinessWhileDraining, READINESS_WHILE_DRAINING, 'fail'),
     terminationMessage: resolveTerminationMessage(o.terminationMessage),
-    observers: observers('observers', o.observers),
+    observers: withRegistryObservers(observers('observers', o.observers), o.registry),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
     ...resolveIntegration(o)
@@ -346,4 +346,13 @@ function resolveMetrics (m: LameduckOptions['metrics'], admin: ResolvedOptions['
   if (listener === 'app' && routes !== false && (path === routes.ready || path === routes.live)) throw new InvalidOptionError('metrics.path', `'${path}' is already a probe route; choose another path`)
   const registry = given.registry === undefined ? undefined : withMethods<PromRegistryLike>('metrics.registry', given.registry, ['registerMetric'], "a prom-client Registry, e.g. (await import('prom-client')).register,")
   return { listener, path, registry }
+}
+
+/**
+ * The registry's own collaborators (an adapter's weight ramp) beside the user's, checked like
+ * them; one the user passed already is not attached twice.
+ */
+function withRegistryObservers (list: LifecycleObserver[], registry: Registry | undefined): LifecycleObserver[] {
+  const extra = observers('registry.observers', registry?.observers === undefined ? undefined : [...registry.observers])
+  return [...list, ...extra.filter((observer) => !list.includes(observer))]
 }
