@@ -1,5 +1,5 @@
 import { metrics, trace, type Attributes, type MeterProvider, type TracerProvider } from '@opentelemetry/api'
-import { InvalidOptionError, checkKeys, duration, fn, record, show, type Lifecycle, type Logger } from '@lameduck/core'
+import { InvalidOptionError, checkKeys, duration, fn, record, show, type LifecycleObserver, type Logger, type ObserverContext } from '@lameduck/core'
 import { OtelLifecycleMetrics } from './otel-metrics.ts'
 import { OtelLifecycleSpans } from './otel-spans.ts'
 import { ATTR, SCOPE, kubernetesAttributes } from './otel-names.ts'
@@ -46,48 +46,63 @@ export function resolveOpenTelemetry (value: OpenTelemetryOptions | false | unde
   return { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider, flush, flushTimeoutMs: flush === undefined ? 0 : flushTimeoutMs }
 }
 
-/** What a LifecycleObserver gets (core's interface; kept structural here). */
-export interface ObserverContext { lifecycle: Lifecycle, logger: Logger }
-
 /**
  * lameduck's OpenTelemetry output as a lifecycle observer: the lifecycle
  * metrics and a span per offline and online sequence, through
  * `@opentelemetry/api` only (no SDK is a dependency: without one it is all
- * no-ops). Its detach ends what is still open, then runs the app's flush,
+ * no-ops). finish() ends what is still open, then runs the app's flush once,
  * bounded: a hanging exporter is reported, never waited for past the bound.
+ * Its detach (at the engine's close) is finish() too; so is the end of the
+ * signal path, before the process exits (see telemetryWiring()).
  */
-export function openTelemetry (input: OpenTelemetryOptions = {}, service?: string): { name: string, attach(ctx: ObserverContext): () => Promise<void> } {
-  const o = resolveOpenTelemetry(input)
-  if (o === false) throw new InvalidOptionError('openTelemetry', 'openTelemetry() builds the observer; leave it out (or pass openTelemetry: false to attach()) to turn it off')
-  return openTelemetryObserver(o, service)
+export class OpenTelemetryObserver implements LifecycleObserver {
+  readonly name = 'opentelemetry'
+  readonly #o: ResolvedOpenTelemetry
+  readonly #service: string | undefined
+  #attached: { spans: OtelLifecycleSpans, metrics: OtelLifecycleMetrics, logger: Logger } | null = null
+  #finished: Promise<void> | null = null
+  /** The logger attach() was given (the engine's), for the exit after the flush. */
+  logger: Logger | null = null
+
+  constructor (o: ResolvedOpenTelemetry, service?: string) {
+    this.#o = o
+    this.#service = service
+  }
+
+  attach ({ lifecycle, logger }: ObserverContext): () => Promise<void> {
+    const meter = (this.#o.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE)
+    const tracer = (this.#o.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE)
+    const k8s = kubernetesAttributes()
+    const service = this.#service
+    const base = (): Attributes => ({
+      ...k8s,
+      ...(service === undefined ? {} : { [ATTR.service]: service }),
+      ...(lifecycle.instance === null ? {} : { [ATTR.instanceId]: lifecycle.instance.id }),
+      'lameduck.window_ms': lifecycle.window.totalMs
+    })
+    this.logger = logger
+    this.#attached = { metrics: new OtelLifecycleMetrics(meter, lifecycle), spans: new OtelLifecycleSpans(tracer, lifecycle, base), logger }
+    return async () => { await this.finish('close') }
+  }
+
+  /** Ends the open spans (saying why), stops observing, and flushes once, bounded. */
+  finish (why: string): Promise<void> {
+    this.#finished ??= (async () => {
+      const a = this.#attached
+      if (a === null) return
+      a.spans.detach(why)
+      a.metrics.detach()
+      if (this.#o.flush !== undefined) await boundedFlush(this.#o.flush, this.#o.flushTimeoutMs, a.logger)
+    })()
+    return this.#finished
+  }
 }
 
-export function openTelemetryObserver (o: ResolvedOpenTelemetry, service?: string): { name: string, attach(ctx: ObserverContext): () => Promise<void> } {
-  return {
-    name: 'opentelemetry',
-    attach ({ lifecycle, logger }) {
-      const meter = (o.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE)
-      const tracer = (o.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE)
-      const k8s = kubernetesAttributes()
-      const base = (): Attributes => ({
-        ...k8s,
-        ...(service === undefined ? {} : { [ATTR.service]: service }),
-        ...(lifecycle.instance === null ? {} : { [ATTR.instanceId]: lifecycle.instance.id }),
-        'lameduck.window_ms': lifecycle.window.totalMs
-      })
-      const m = new OtelLifecycleMetrics(meter, lifecycle)
-      const spans = new OtelLifecycleSpans(tracer, lifecycle, base)
-      let detached: Promise<void> | null = null
-      return () => {
-        detached ??= (async () => {
-          spans.detach('close')
-          m.detach()
-          if (o.flush !== undefined) await boundedFlush(o.flush, o.flushTimeoutMs, logger)
-        })()
-        return detached
-      }
-    }
-  }
+/** The observer, from openTelemetry() options (attach()'s `openTelemetry` option builds it for you). */
+export function openTelemetry (input: OpenTelemetryOptions = {}, service?: string): OpenTelemetryObserver {
+  const o = resolveOpenTelemetry(input)
+  if (o === false) throw new InvalidOptionError('openTelemetry', 'openTelemetry() builds the observer; leave it out (or pass openTelemetry: false to attach()) to turn it off')
+  return new OpenTelemetryObserver(o, service)
 }
 
 /** Runs the app's flush, at most `ms`; a failure or a hang is logged once, never thrown. */

@@ -1,29 +1,20 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import type { Socket } from 'node:net'
-import { memoryRegistry, silentLogger, type Logger } from '@lameduck/core'
-import { attach, type AttachOptions } from '@lameduck/node'
-import { createTransportServer, urlOf } from './transports.ts'
+import { silentLogger, type Logger } from '@lameduck/core'
+import type { AttachOptions } from '@lameduck/node'
 import { SpanStatusCode, trace, metrics } from '@opentelemetry/api'
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace'
 import { AggregationTemporality, DataPointType, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { ATTR_K8S_NAMESPACE_NAME, ATTR_K8S_POD_NAME } from '@opentelemetry/semantic-conventions'
 import { ATTR_K8S_NODE_NAME, ATTR_K8S_POD_UID, ATTR_K8S_CONTAINER_NAME, ATTR_SERVICE_INSTANCE_ID } from '@opentelemetry/semantic-conventions/incubating'
-import { openTelemetry, boundedFlush } from '../src/opentelemetry.ts'
+import { openTelemetry, boundedFlush, type OpenTelemetryObserver } from '../src/opentelemetry.ts'
 import { KUBERNETES_ENV, METRIC, SERVICE_INSTANCE_ID, lameduckResourceAttributes } from '../src/otel-names.ts'
-import { appHandler, stop, until, type Started } from './helpers.ts'
+import { startServer, stop, until, type Started } from './helpers.ts'
 
-/** startServer() with the observer attached before the server listens (as the engine attaches its observers). */
-async function startObserved (observer: ReturnType<typeof openTelemetry>, options: Partial<AttachOptions> = {}): Promise<Started & { detach: () => Promise<void> }> {
-  const registry = memoryRegistry()
-  const seen: string[] = []
-  const server = createTransportServer('http', appHandler(seen))
-  const sockets = new Set<Socket>()
-  server.on('connection', (socket: Socket) => { sockets.add(socket); socket.once('close', () => sockets.delete(socket)) })
-  const lameduck = await attach(server, { service: 'orders', host: '127.0.0.1', registry, windows: { clientFetchMs: 300 }, warmupMs: 0, signals: false, admin: false, logger: silentLogger, ...options })
-  const detach = observer.attach({ lifecycle: lameduck.lifecycle, logger: silentLogger })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { server, lameduck, registry, url: urlOf('http', server), admin: '', seen, sockets, detach }
+/** startServer() with the observer in the engine's `observers`; detach() is what the engine's close runs. */
+async function startObserved (observer: OpenTelemetryObserver, options: Partial<AttachOptions> = {}): Promise<Started & { detach: () => Promise<void> }> {
+  const s = await startServer({ observers: [observer], ...options })
+  return { ...s, detach: async () => { await observer.finish('close') } }
 }
 
 class TestReader extends MetricReader {
