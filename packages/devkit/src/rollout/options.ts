@@ -2,10 +2,10 @@ import { InvalidOptionError } from '@lameduck/core'
 
 export type RolloutMode = 'naive' | 'sleep' | 'lameduck'
 export type RegistryKind = 'eureka' | 'nacos' | 'none'
-export type Transport = 'http' | 'https' | 'h2c' | 'h2'
+export type Transport = 'http' | 'https' | 'h2c' | 'h2' | 'grpc'
 /** The sidecar's Envoy: the devkit stand-in, or the real binary (Envoy 1.40.0, see realEnvoyBinary). */
 export type SidecarKind = 'stand-in' | 'envoy-real'
-export const TRANSPORTS: readonly Transport[] = ['http', 'https', 'h2c', 'h2']
+export const TRANSPORTS: readonly Transport[] = ['http', 'https', 'h2c', 'h2', 'grpc']
 
 export interface RolloutOptions {
   /** Traffic path: a registry with client-side balancing, or 'none' for a Kubernetes Service. Default 'eureka'. */
@@ -18,7 +18,7 @@ export interface RolloutOptions {
   sidecar?: boolean | SidecarKind
   /** The sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS (Envoy then keeps downstream_cx_active). Default false. */
   exitOnZeroActiveConnections?: boolean
-  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext) or h2 (HTTP/2 over TLS). Service and Eureka paths, no sidecar. Default 'http'. */
+  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext), h2 (HTTP/2 over TLS) or grpc (grpc-js servers, attachGrpc in mode lameduck, and grpc-js clients). Service and Eureka paths, no sidecar. Default 'http'. */
   transport?: Transport
   /** naive: no preStop; sleep: preStop `sleep N`; lameduck: preStop `lameduck prestop`. Default 'lameduck'. */
   mode?: RolloutMode

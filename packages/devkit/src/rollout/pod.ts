@@ -60,6 +60,8 @@ export interface SidecarContainer {
 }
 
 const providerEntry = new URL(`./provider-app${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url)
+/** `--transport grpc`: a grpc-js provider, probed as the kubelet's `grpc:` probe does (grpc.health.v1). */
+const grpcProviderEntry = new URL(`./grpc-provider${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url)
 
 export class Pod extends EventEmitter {
   readonly id: string
@@ -90,7 +92,7 @@ export class Pod extends EventEmitter {
     const listener = this.#o.listener
     // Node has no public accessor for a server's fd; child_process takes the number and dups it into the child.
     const inherited = listener === undefined ? [] : [(listener as unknown as { _handle: { fd: number } })._handle.fd]
-    const child = fork(providerEntry, [JSON.stringify(this.#o.config)], { execArgv: this.#o.execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...inherited] })
+    const child = fork(this.#o.config.serve?.transport === 'grpc' ? grpcProviderEntry : providerEntry, [JSON.stringify(this.#o.config)], { execArgv: this.#o.execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc', ...inherited] })
     if (listener?.listening === true) listener.close() // the child holds the socket now; the port stays bound throughout
     this.#child = child
     this.#exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null, at: Date.now() }))
@@ -125,12 +127,7 @@ export class Pod extends EventEmitter {
     let successes = 0
     let failures = 0
     const tick = async (): Promise<void> => {
-      let ok = false
-      try {
-        const res = await request(`${p.scheme ?? 'http'}://127.0.0.1:${this.port}${p.path}`, { headersTimeout: p.timeoutMs, bodyTimeout: p.timeoutMs, ...(p.dispatcher ? { dispatcher: p.dispatcher } : {}) })
-        await res.body.dump()
-        ok = res.statusCode >= 200 && res.statusCode < 400
-      } catch {}
+      const ok = await this.#check(p)
       if (ok) { successes++; failures = 0 } else { failures++; successes = 0 }
       const wasReady = this.ready
       if (!this.ready && successes >= p.successThreshold) this.ready = true
@@ -142,6 +139,18 @@ export class Pod extends EventEmitter {
       if (this.#probeTimer !== null) this.#probeTimer = setTimeout(() => { tick().catch(() => {}) }, p.periodMs)
     }
     this.#probeTimer = setTimeout(() => { tick().catch(() => {}) }, 0)
+  }
+
+  /** One probe: HTTP GET, or grpc.health.v1 Check for a gRPC app (the kubelet's `grpc:` probe). */
+  async #check (p: ProbeOptions): Promise<boolean> {
+    if (this.#o.config.serve?.transport === 'grpc') return (await import('./grpc-work.ts')).grpcProbe(this.port, p.timeoutMs)
+    try {
+      const res = await request(`${p.scheme ?? 'http'}://127.0.0.1:${this.port}${p.path}`, { headersTimeout: p.timeoutMs, bodyTimeout: p.timeoutMs, ...(p.dispatcher ? { dispatcher: p.dispatcher } : {}) })
+      await res.body.dump()
+      return res.statusCode >= 200 && res.statusCode < 400
+    } catch {
+      return false
+    }
   }
 
   /**
