@@ -5,33 +5,13 @@
 // a request after the app exited on a connection Envoy kept open is lost.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { silentLogger, systemClock } from '@lameduck/core'
-import { ENVOY_ERROR_CODES, EnvoyAdminError, envoySidecar, type EnvoySidecarOptions } from '@lameduck/envoy'
+import { ENVOY_ERROR_CODES, type EnvoyAdminError } from '@lameduck/envoy'
 import { until } from '@lameduck/test-utils'
-import { Agent, Client, request } from 'undici'
+import { Client } from 'undici'
 import { startRealEnvoy, type RealEnvoy } from './helpers/envoy.ts'
+import { consumer, runSidecarDrain, startApp, stat, type App } from './helpers/envoy-drain.ts'
 
 const DRAIN_TIME_S = 2
-
-interface App { server: Server, url: string, hold: (ms: number) => void, close: () => Promise<void> }
-
-async function startApp (): Promise<App> {
-  let holdMs = 0
-  const server = createServer((req, res) => {
-    const delay = req.url === '/slow' ? holdMs : 0
-    setTimeout(() => res.end(`ok ${req.url}`), delay)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return {
-    server,
-    url,
-    hold: (ms) => { holdMs = ms },
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeIdleConnections() })
-  }
-}
 
 async function setup (t: import('node:test').TestContext): Promise<{ app: App, envoy: RealEnvoy }> {
   const app = await startApp()
@@ -39,12 +19,6 @@ async function setup (t: import('node:test').TestContext): Promise<{ app: App, e
   const envoy = await startRealEnvoy({ upstream: app.url, drainTimeS: DRAIN_TIME_S, drainStrategy: 'immediate' })
   t.after(() => envoy.stop())
   return { app, envoy }
-}
-
-const stat = async (envoy: RealEnvoy, name: string): Promise<number> => {
-  const res = await envoy.admin('GET', `/stats?filter=^${name.replaceAll('.', '\\.')}$`)
-  const m = /: (\d+)/.exec(res.body)
-  return m === null ? -1 : Number(m[1])
 }
 
 const inboundCx = (envoy: RealEnvoy): Promise<number> => stat(envoy, `listener.${envoy.inboundStatAddress}.downstream_cx_active`)
@@ -90,40 +64,6 @@ test('real Envoy: what a request on an idle pooled keep-alive connection meets d
   assert.deepEqual(lost, { status: 503, connection: 'close' }, 'a request the app can no longer serve')
   await envoy.stop()
 })
-
-async function runSidecarDrain (envoy: RealEnvoy, options: EnvoySidecarOptions): Promise<{ problems: unknown[], startedAt: number, endedAt: number }> {
-  const sidecar = envoySidecar({ envoyAdmin: envoy.adminUrl, checkIntervalMs: 200, drainBackoff: { initialMs: 50, factor: 2, jitter: 0 }, ...options })
-  const problems: unknown[] = []
-  const startedAt = Date.now()
-  try {
-    await sidecar.afterWindow[0]!.run({ signal: new AbortController().signal, clock: systemClock, logger: silentLogger, problem: (err) => problems.push(err) })
-  } finally {
-    await sidecar.close()
-  }
-  return { problems, startedAt, endedAt: Date.now() }
-}
-
-/** A consumer that pools keep-alive connections, sends for a while, then moves away (the window passed) and keeps its pool. */
-async function consumer (envoy: RealEnvoy): Promise<{ agent: Agent, ok: number, failed: string[], send: (path: string) => Promise<void> }> {
-  const agent = new Agent({ keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000, connections: 2 })
-  const c = {
-    agent,
-    ok: 0,
-    failed: [] as string[],
-    send: async (path: string): Promise<void> => {
-      try {
-        const res = await request(envoy.inboundUrl + path, { dispatcher: agent })
-        await res.body.text()
-        if (res.statusCode === 200) c.ok++
-        else c.failed.push(`${path}: ${res.statusCode}`)
-      } catch (err) {
-        c.failed.push(`${path}: ${(err as Error).message}`)
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: 40 }, (_, i) => c.send(`/load/${i}`)))
-  return c
-}
 
 test('real Envoy: the sidecar drain step ends once the pooled connections are idle and told to close, well before drainTimeoutMs, and nothing is lost', async (t) => {
   const { app, envoy } = await setup(t)

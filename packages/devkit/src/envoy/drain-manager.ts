@@ -58,18 +58,19 @@ export class DrainManager {
   /**
    * The HCM's question before encoding a response: close this connection?
    * Health-check failed on a DEFAULT listener: always. Immediate: as soon as a drain
-   * applies. Gradual: with a probability growing linearly to 1 at half the drain time
-   * (newest draining.rst; older Envoy ramps over the whole drain time).
+   * applies. Gradual, as Envoy 1.40.0 does it (measured, test/real/envoy-gradual.test.ts):
+   * whole elapsed seconds against half the drain time — none in the first second, then
+   * P = ⌊elapsed s⌋ / (drain time / 2), every response from half the drain time on.
    */
   drainClose (listener: TrafficDirection, healthCheckFailed: boolean, modifyOnly: boolean): boolean {
     if (healthCheckFailed && !modifyOnly) return true
     const startedAt = this.startedFor(listener)
     if (startedAt === null) return false
     if (this.options.strategy === 'immediate') return true
-    const ramp = this.options.drainTimeMs / 2
-    const elapsed = this.options.now() - startedAt
-    if (ramp <= 0 || elapsed >= ramp) return true
-    return this.options.random() < elapsed / ramp
+    const elapsedMs = this.options.now() - startedAt
+    const halfS = this.options.drainTimeMs / 2000
+    if (halfS <= 0 || elapsedMs >= this.options.drainTimeMs) return true
+    return this.options.random() * halfS < Math.floor(elapsedMs / 1000)
   }
 
   close (): void {
