@@ -91,8 +91,12 @@ export class OpenTelemetryObserver implements LifecycleObserver {
       const a = this.#attached
       if (a === null) return
       a.spans.detach(why)
-      a.metrics.detach()
-      if (this.#o.flush !== undefined) await boundedFlush(this.#o.flush, this.#o.flushTimeoutMs, a.logger)
+      // The gauges keep their callback through the flush: its last collection reads the final state.
+      try {
+        if (this.#o.flush !== undefined) await boundedFlush(this.#o.flush, this.#o.flushTimeoutMs, a.logger)
+      } finally {
+        a.metrics.detach()
+      }
     })()
     return this.#finished
   }

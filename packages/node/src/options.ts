@@ -1,9 +1,11 @@
 import { isIP } from 'node:net'
 import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
+import { telemetryWiring } from './telemetry-options.ts'
+import type { OpenTelemetryOptions } from './opentelemetry.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
-import { DEFAULT_ADMIN_PORT, InvalidOptionError, READINESS_WHILE_DRAINING, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, observers, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type LifecycleObserver, type Logger, type PropagationWindow, type ReadinessCheck, type ReadinessWhileDraining, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowsInput } from '@lameduck/core'
+import { DEFAULT_ADMIN_PORT, InvalidOptionError, READINESS_WHILE_DRAINING, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, observers, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type LifecycleObserver, type Logger, type PropagationWindow, type ReadinessCheck, type ReadinessWhileDraining, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowEvidence, type WindowsInput } from '@lameduck/core'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -111,6 +113,18 @@ export interface LameduckOptions {
    * detached (awaited) when it closes. Default none.
    */
   observers?: LifecycleObserver[]
+  /**
+   * Evidence for the window's endpoint term instead of the fixed endpointLagMs, e.g.
+   * observedWindow() from @lameduck/kubernetes (this pod's own endpoint in its EndpointSlices).
+   */
+  windowEvidence?: WindowEvidence
+  /**
+   * OpenTelemetry through @opentelemetry/api: a span per offline and online sequence and the
+   * lifecycle metrics, on by default (no-ops until the app registers an SDK); `{ flush: () =>
+   * sdk.shutdown(), flushTimeoutMs }` exports the last of them before the process ends, the flush
+   * inside shutdownTimeoutMs; `{ tracerProvider, meterProvider }` instead of the global ones; false: off.
+   */
+  openTelemetry?: OpenTelemetryOptions | false
   /** Paths of the probe routes on the app listener; false to not add them. */
   routes?: { ready?: string, live?: string } | false
   /** The Prometheus metrics: where they are served, and an optional prom-client registry. */
@@ -192,6 +206,8 @@ const KNOWN = {
   readinessWhileDraining: true,
   terminationMessage: true,
   observers: true,
+  windowEvidence: true,
+  openTelemetry: true,
   routes: true,
   metrics: true,
   logger: true,
@@ -231,6 +247,7 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     return o[old] === undefined ? v as number | undefined : duration(old, v, 0) // named as the user wrote it
   }
   const sidecar = resolveSidecar(o.sidecar)
+  const telemetry = telemetryWiring({ openTelemetry: o.openTelemetry, shutdownTimeoutMs: o.shutdownTimeoutMs, terminate: o.terminate, service, observers: observers('observers', o.observers) })
   const lifecycle = resolveLifecycleOptions({
     registry: o.registry,
     windows: o.windows ?? suggestedWindows ?? 'kubernetes',
@@ -242,8 +259,9 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     maxRequestMs: o.maxRequestMs ?? SHUTDOWN_DEFAULTS.maxRequestMs,
     beforeRegister: sidecar === false ? [] : sidecar.beforeRegister,
     afterWindow: sidecar === false ? [] : sidecar.afterWindow,
+    windowEvidence: o.windowEvidence,
     // The lifecycle bounds an unconfirmed deregistration by it; the signal path forces exit at it.
-    shutdownTimeoutMs: o.shutdownTimeoutMs
+    shutdownTimeoutMs: telemetry.drainBoundMs as number | undefined
   })
   const { window, maxRequestMs } = lifecycle
   const admin = resolveAdmin(o.admin)
@@ -265,10 +283,11 @@ export function resolveOptions (input: AttachOptions, suggestedWindows?: Windows
     earlyOffline: resolveEarlyOffline(o.earlyOffline),
     readinessWhileDraining: oneOf('readinessWhileDraining', o.readinessWhileDraining, READINESS_WHILE_DRAINING, 'fail'),
     terminationMessage: resolveTerminationMessage(o.terminationMessage),
-    observers: withRegistryObservers(observers('observers', o.observers), o.registry),
+    observers: withRegistryObservers(telemetry.observers, o.registry),
     routes,
     metrics: resolveMetrics(o.metrics, admin, routes),
-    ...resolveIntegration(o)
+    ...resolveIntegration(o),
+    terminate: telemetry.terminate
   }
 }
 

@@ -138,9 +138,14 @@ test('opentelemetry: a hanging flush is bounded and reported once; a failing one
 })
 
 test('opentelemetry: the observer ends an open drain span at close and then flushes', async (t) => {
-  const { exporter, tracerProvider, meterProvider } = sdk()
+  const { exporter, tracerProvider, meterProvider, reader } = sdk()
   let flushedWith = -1
-  const s = await startObserved(openTelemetry({ tracerProvider, meterProvider, flush: async () => { flushedWith = exporter.getFinishedSpans().length } }), { windows: { clientFetchMs: 60_000 }, shutdownTimeoutMs: 120_000 })
+  let stateAtFlush: unknown[] = []
+  const flush = async (): Promise<void> => {
+    flushedWith = exporter.getFinishedSpans().length
+    stateAtFlush = (await collect(reader)).get(METRIC.state)?.dataPoints.filter((p) => p.value === 1).map((p) => p.attributes['lameduck.state']) ?? []
+  }
+  const s = await startObserved(openTelemetry({ tracerProvider, meterProvider, flush }), { windows: { clientFetchMs: 60_000 }, shutdownTimeoutMs: 120_000 })
   t.after(async () => { await stop(s) })
   await until(() => s.lameduck.state === 'serving', 'serving')
   s.lameduck.offline().catch(() => {})
@@ -150,4 +155,5 @@ test('opentelemetry: the observer ends an open drain span at close and then flus
   assert.equal(span.status.code, SpanStatusCode.ERROR)
   assert.ok(events(span).includes('lameduck.closed'))
   assert.equal(flushedWith, exporter.getFinishedSpans().length, 'the flush ran after the span ended')
+  assert.deepEqual(stateAtFlush, ['draining'], 'the flush\'s last collection still reads the state')
 })
