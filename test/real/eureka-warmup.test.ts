@@ -1,99 +1,140 @@
-// 18.6: what a Java consumer sees of lameduck's warmup. Spring Cloud LoadBalancer's weighted
-// supplier (spring.cloud.loadbalancer.configurations=weighted) reads the instance metadata key
-// `weight` (Integer.parseInt, positive, else 1) from the instances it has cached. lameduck
-// publishes Dubbo's `weight` = the configured weight (100) from the first second, so a new
-// instance gets its full share at once: Spring cannot read `warmup`/`timestamp`. A provider that
-// published a *ramping* `weight` (here: PUT .../metadata?weight=N, the Eureka server's own API)
-// would be ramped, but only as fast as the metadata crosses the server cache, the client fetch
-// and the LoadBalancer cache. Both are measured here against the real server and consumer.
+// Issue 30 item 4: warmup for a consumer that reads only a weight. Spring Cloud LoadBalancer's
+// weighted supplier (spring.cloud.loadbalancer.configurations=weighted) reads the metadata key
+// `weight` (Integer.parseInt, positive, else 1) from the instances it has cached, and cannot read
+// `warmup`/`timestamp`. lameduck publishes Dubbo's `weight` = the configured weight, so without the
+// ramp a new instance gets its full share at once (the negative control). With the Eureka adapter's
+// `weightRamp`, the provider registers at a low `weight` and raises it by PUT .../metadata, a step
+// per consumer refresh: the Java consumer's share follows the curve, one propagation window late
+// at most. A Node consumer on @lameduck/balancer ramps from lameduck.warmup itself and must not
+// multiply its ramp by the ramping `weight`. Real Eureka server, real Spring consumer, scaled
+// periods: server cache 1 s, client fetch 1 s, LoadBalancer cache 1 s (window 3 s), warmup 20 s.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { eurekaWindows } from '@lameduck/eureka'
+import { request } from 'undici'
+import { createBalancer, type Balancer } from '@lameduck/balancer'
+import { propagationWindow, weightRampSchedule, linearWarmupWeight } from '@lameduck/core'
+import { eurekaDiscovery, eurekaWindows, type EurekaDiscovery } from '@lameduck/eureka'
 import { until as pollUntil } from '@lameduck/test-utils'
-import { propagationWindow } from '@lameduck/core'
 import { startJavaConsumer, startRealEureka, type JavaConsumer, type RealEureka } from './helpers/eureka.ts'
 import { startProvider, type Provider } from './helpers/providers.ts'
-import { scaled } from './helpers/propagation.ts'
+import { fitShares, pct, publishedAt, type Call } from './helpers/ramp-fit.ts'
 
-const S = scaled(0.1)
-const WINDOWS = eurekaWindows({ responseCacheUpdateIntervalMs: S.responseCacheUpdateIntervalMs, registryFetchIntervalMs: S.registryFetchIntervalSeconds * 1_000, balancer: S.loadBalancerCacheTtlMs })
+const CACHE_MS = 1_000
+const FETCH_S = 1
+const LB_TTL_MS = 1_000
+const WINDOWS = eurekaWindows({ responseCacheUpdateIntervalMs: CACHE_MS, registryFetchIntervalMs: FETCH_S * 1_000, balancer: LB_TTL_MS })
 const WINDOW_MS = propagationWindow(WINDOWS).totalMs
-/** lameduck's default warmup (120 s) at the same scale, and the ramp's steps. */
-const WARMUP_MS = 12_000
-const STEPS = [1, 25, 50, 75, 100]
+/** Timer lateness on a loaded machine, added to the lag the envelope allows. */
+const LAG_MARGIN_MS = 500
+const WARMUP_MS = 20_000
 const BUCKET_MS = 2_000
+/** Two warm instances at weight 100: the newcomer's full share is 1/3. */
+const share = (w: number): number => w <= 0 ? 0 : w / (w + 200)
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 let server: RealEureka
-let consumer: JavaConsumer
+let java: JavaConsumer
+let discovery: EurekaDiscovery
+let balancer: Balancer
 const warm: Provider[] = []
+const nodeCalls: Call[] = []
+/** When the Node balancer first listed each instance (epoch ms). */
+const nodeSeen = new Map<string, number>()
+const loop = { running: true, done: Promise.resolve() }
 
 before(async () => {
-  server = await startRealEureka({ responseCacheUpdateIntervalMs: S.responseCacheUpdateIntervalMs })
-  for (let i = 0; i < 2; i++) warm.push(await providerAt(100))
-  consumer = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: S.registryFetchIntervalSeconds, cacheTtlMs: S.loadBalancerCacheTtlMs, configurations: 'weighted', name: 'java-weighted' })
-  await consumer.load(true)
-  // Both warm instances in rotation before anything joins.
-  for (const p of warm) await until(() => consumer.calls.some((c) => c.instance === p.id), `the consumer to route to ${p.id}`)
+  server = await startRealEureka({ responseCacheUpdateIntervalMs: CACHE_MS })
+  for (let i = 0; i < 2; i++) warm.push(await providerAt(0, false))
+  java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: FETCH_S, cacheTtlMs: LB_TTL_MS, configurations: 'weighted', name: 'java-weighted', intervalMs: 5 })
+  await java.load(true)
+  discovery = eurekaDiscovery({ url: server.eurekaUrl, client: { eureka: { registryFetchInterval: FETCH_S * 1_000 } } })
+  balancer = createBalancer({ service: 'orders', discovery, refreshIntervalMs: FETCH_S * 1_000, curve: 'linear', consumerId: 'node-weighted' })
+  loop.done = nodeLoop()
+  for (const p of warm) await until(() => java.calls.some((c) => c.instance === p.id) && nodeCalls.some((c) => c.instance === p.id), `both consumers to route to ${p.id}`)
 })
 
 after(async () => {
-  await consumer?.load(false).catch(() => {})
-  await consumer?.stop()
+  loop.running = false
+  await loop.done
+  await java?.load(false).catch(() => {})
+  await java?.stop()
+  await balancer?.close()
+  await discovery?.close()
   await Promise.all(warm.map((p) => p.close()))
   await server?.stop()
 })
 
-function providerAt (weight: number): Promise<Provider> {
-  return startProvider({ eurekaUrl: server.eurekaUrl, heartbeatIntervalMs: S.heartbeatIntervalMs, leaseDurationSecs: S.leaseDurationSecs, windows: WINDOWS, warmupMs: WARMUP_MS, weight })
+/** The Node consumer: a request every 10 ms through @lameduck/balancer, and when it first listed each instance. */
+async function nodeLoop (): Promise<void> {
+  while (loop.running) {
+    const now = Date.now()
+    for (const i of balancer.stats().services[0]?.instances ?? []) if (!nodeSeen.has(i.id)) nodeSeen.set(i.id, now)
+    const call: Call = { t: now, instance: null, status: 0 }
+    try {
+      const res = await request('http://orders/hello', { dispatcher: balancer, headersTimeout: 5_000 })
+      await res.body.dump()
+      call.status = res.statusCode
+      call.instance = String(res.headers['x-instance'] ?? '')
+    } catch { /* no instance yet, or a refused connect: not counted */ }
+    nodeCalls.push(call)
+    await sleep(10)
+  }
+}
+
+function providerAt (warmupMs: number, weightRamp: boolean): Promise<Provider> {
+  return startProvider({ eurekaUrl: server.eurekaUrl, heartbeatIntervalMs: 3_000, leaseDurationSecs: 10, windows: WINDOWS, warmupMs, weight: 100, weightRamp })
 }
 
 async function until (fn: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   await pollUntil(fn, what, { timeoutMs, intervalMs: 50 })
 }
 
-/** The newcomer's share of the consumer's requests per bucket, from its first request on. */
-async function shares (p: Provider, ramp: (() => Promise<void>) | undefined): Promise<number[]> {
-  await until(() => consumer.calls.some((c) => c.instance === p.id), `the consumer to route to ${p.id}`)
-  const first = consumer.calls.find((c) => c.instance === p.id)!.t
-  await Promise.all([ramp?.(), sleep(WARMUP_MS + WINDOW_MS)])
-  const end = Date.now()
-  const out: number[] = []
-  for (let from = first; from + BUCKET_MS <= end; from += BUCKET_MS) {
-    const inBucket = consumer.calls.filter((c) => c.t >= from && c.t < from + BUCKET_MS && c.status === 200)
-    out.push(inBucket.length === 0 ? 0 : Math.round(100 * inBucket.filter((c) => c.instance === p.id).length / inBucket.length))
-  }
+async function leave (p: Provider): Promise<void> {
   await p.app.lameduck.offline()
   await p.close()
-  return out
 }
 
-test('Spring Cloud LoadBalancer (weighted) reads `weight`: lameduck\'s static weight gives no ramp; a ramping weight ramps, one propagation window late', { timeout: 300_000 }, async (t) => {
-  t.diagnostic(`propagation window ${WINDOW_MS} ms (${WINDOWS.serverCacheMs} + ${WINDOWS.clientFetchMs} + ${WINDOWS.balancerRefreshMs}); warmup ${WARMUP_MS} ms; share of the newcomer per ${BUCKET_MS} ms bucket, % of requests`)
+test('negative control: without weightRamp the Spring weighted consumer gives a new instance its full share at once', { timeout: 120_000 }, async (t) => {
+  const flat = await providerAt(WARMUP_MS, false)
+  await until(() => java.calls.some((c) => c.instance === flat.id), `the Java consumer to route to ${flat.id}`)
+  const first = java.calls.find((c) => c.instance === flat.id)!.t
+  await sleep(2 * BUCKET_MS)
+  const inFirst = java.calls.filter((c) => c.t >= first && c.t < first + BUCKET_MS && c.status === 200)
+  const firstShare = inFirst.filter((c) => c.instance === flat.id).length / inFirst.length
+  t.diagnostic(`no ramp: the newcomer's share in its first ${BUCKET_MS} ms at the Java consumer: ${pct(firstShare)} % (full share 33.3 %)`)
+  assert.ok(firstShare >= 0.25, `the full share at once without the ramp (${pct(firstShare)} %)`)
+  await leave(flat)
+})
 
-  // As lameduck publishes today: weight 100 from the start (warmup only in lameduck.warmup / warmup).
-  const flat = await providerAt(100)
-  const published = (await (await fetch(`${server.eurekaUrl}/apps/ORDERS/${flat.id}`, { headers: { accept: 'application/json' } })).json() as any).instance.metadata
-  t.diagnostic(`published metadata: ${JSON.stringify(published)}`)
-  assert.equal(published.weight, '100', 'lameduck publishes Dubbo\'s `weight`, the key Spring\'s weighted supplier reads')
-  const flatShares = await shares(flat, undefined)
-  t.diagnostic(`static weight 100 (lameduck today): ${flatShares.join(' ')}`)
+test('weightRamp: the Spring weighted consumer\'s share follows the ramp within one window; the Node balancer ramps once', { timeout: 180_000 }, async (t) => {
+  const ramped = await providerAt(WARMUP_MS, true)
+  const registeredAt = ramped.app.lameduck.status().registeredAt!
+  const schedule = weightRampSchedule({ warmupMs: WARMUP_MS, weight: 100, window: WINDOWS })
+  t.diagnostic(`window ${WINDOW_MS} ms (server cache ${CACHE_MS} + fetch ${FETCH_S * 1_000} + LoadBalancer cache ${LB_TTL_MS}); warmup ${WARMUP_MS} ms; ramp ${schedule.steps.map((s) => s.weight).join(' ')}, a step every ${schedule.stepMs} ms`)
+  const durationMs = WARMUP_MS + WINDOW_MS + 2 * BUCKET_MS
+  await sleep(registeredAt + durationMs - Date.now())
+  const onServer = (await (await fetch(`${server.eurekaUrl}/apps/ORDERS/${ramped.id}`, { headers: { accept: 'application/json' } })).json() as { instance: { metadata: Record<string, string> } }).instance.metadata
+  assert.equal(onServer.weight, '100', 'the ramp ends at the full weight')
+  assert.equal(onServer['lameduck.weight'], '100')
 
-  // A ramping weight: the provider starts at 1 and raises `weight` in steps over the warmup.
-  const ramped = await providerAt(STEPS[0]!)
-  const ramp = async (): Promise<void> => {
-    for (const w of STEPS.slice(1)) {
-      await sleep(WARMUP_MS / (STEPS.length - 1))
-      const res = await fetch(`${server.eurekaUrl}/apps/ORDERS/${ramped.id}/metadata?weight=${w}`, { method: 'PUT' })
-      assert.equal(res.status, 200)
-    }
-  }
-  const rampShares = await shares(ramped, ramp)
-  t.diagnostic(`ramping weight ${STEPS.join('→')} every ${WARMUP_MS / (STEPS.length - 1)} ms: ${rampShares.join(' ')}`)
+  // The Java consumer: the published curve, seen 0 … window (+ timer margin) late.
+  const javaFit = fitShares({ calls: java.calls, instance: ramped.id, startAt: registeredAt, durationMs, bucketMs: BUCKET_MS, lagMaxMs: WINDOW_MS + LAG_MARGIN_MS, expected: (ms) => share(publishedAt(schedule, ms)) })
+  t.diagnostic(`Java (Spring weighted), per ${BUCKET_MS} ms from registration, measured % [envelope]: ${javaFit.buckets.map((b) => `${pct(b.share)} [${pct(b.lo)}–${pct(b.hi)}]`).join(', ')}`)
+  t.diagnostic(`Java: largest excursion outside the envelope ${pct(javaFit.maxOutside)} points; best single lag ${javaFit.bestLagMs} ms, error at it RMS ${pct(javaFit.rmsAtBestLag)} / max ${pct(javaFit.maxAtBestLag)} points; ${javaFit.buckets.map((b) => b.requests).join('/')} requests per bucket`)
+  assert.ok(javaFit.buckets[0]!.share <= 0.05, `a small share first (${pct(javaFit.buckets[0]!.share)} %)`)
+  assert.ok(javaFit.buckets.at(-1)!.share >= 0.28, `the full share once the last step propagated (${pct(javaFit.buckets.at(-1)!.share)} %)`)
+  assert.ok(javaFit.maxOutside <= 0.05, `every bucket within 5 points of the envelope (worst ${pct(javaFit.maxOutside)})`)
+  assert.ok(javaFit.rmsAtBestLag <= 0.03, `the curve at one lag within 3 points RMS (${pct(javaFit.rmsAtBestLag)})`)
 
-  // The static weight: a full third of the traffic from the first bucket (no ramp at all).
-  assert.ok(flatShares[0]! >= 20, `static weight: the newcomer gets its full share at once (${flatShares[0]}%)`)
-  // The ramp is honoured: weight 1 of 201 at first, the full share at the end.
-  assert.ok(rampShares[0]! <= 5, `ramping weight: a small share first (${rampShares[0]}%)`)
-  assert.ok(rampShares.at(-1)! >= 20, `ramping weight: the full share once the last step has propagated (${rampShares.at(-1)}%)`)
+  // The Node balancer: its own linear ramp over lameduck.weight from when it listed the instance, not × the ramping weight.
+  const seen = nodeSeen.get(ramped.id)!
+  const own = (ms: number): number => share(ms < 0 ? 0 : linearWarmupWeight(ms, WARMUP_MS, 100))
+  const twice = (ms: number): number => share(ms < 0 ? 0 : linearWarmupWeight(ms, WARMUP_MS, 100) * publishedAt(schedule, ms + seen - registeredAt) / 100)
+  const nodeFit = fitShares({ calls: nodeCalls, instance: ramped.id, startAt: seen, durationMs: WARMUP_MS, bucketMs: BUCKET_MS, lagMaxMs: 0, expected: own })
+  const twiceFit = fitShares({ calls: nodeCalls, instance: ramped.id, startAt: seen, durationMs: WARMUP_MS, bucketMs: BUCKET_MS, lagMaxMs: 0, expected: twice })
+  t.diagnostic(`Node (@lameduck/balancer), per ${BUCKET_MS} ms from first listing (${seen - registeredAt} ms after registration), measured % [own ramp]: ${nodeFit.buckets.map((b) => `${pct(b.share)} [${pct(b.hi)}]`).join(', ')}`)
+  t.diagnostic(`Node: error against its own ramp RMS ${pct(nodeFit.rmsAtBestLag)} / max ${pct(nodeFit.maxAtBestLag)} points; against own × ramping weight RMS ${pct(twiceFit.rmsAtBestLag)} / max ${pct(twiceFit.maxAtBestLag)}`)
+  assert.ok(nodeFit.maxAtBestLag <= 0.05, `the Node share follows its own ramp within 5 points (worst ${pct(nodeFit.maxAtBestLag)})`)
+  assert.ok(twiceFit.maxAtBestLag > 2 * nodeFit.maxAtBestLag && twiceFit.maxAtBestLag > 0.05, 'and is not the twice-ramped curve')
+  await leave(ramped)
 })

@@ -45,8 +45,9 @@ export function consumerRefreshMs (parts: WindowParts): number {
 /**
  * The published weights: the warmup cut into equal steps no closer than the
  * consumers' refresh, each step carrying the linear (Dubbo) curve's value at its
- * middle, so the share a consumer gives averages the balancer's own ramp; the full
- * weight at warmupMs. No warmup (or weight 0): the full weight at once.
+ * middle (to a twentieth of the weight, see quantum()), so the share a consumer gives
+ * averages the balancer's own ramp; the full weight by warmupMs. No warmup (or weight
+ * 0): the full weight at once.
  */
 export function weightRampSchedule (input: { warmupMs: number, weight: number, window: WindowParts, stepMs?: number }): WeightRampSchedule {
   const { warmupMs, weight } = input
@@ -54,19 +55,27 @@ export function weightRampSchedule (input: { warmupMs: number, weight: number, w
   const stepMs = Math.max(input.stepMs ?? refreshMs, warmupMs / RAMP_MAX_STEPS)
   if (!(warmupMs > 0) || !(weight > 0) || !(stepMs > 0)) return { refreshMs, stepMs, steps: [{ atMs: 0, weight }] }
   const n = Math.max(1, Math.floor(warmupMs / stepMs))
+  const q = quantum(weight)
   const steps: WeightRampStep[] = []
   for (let i = 0; i < n; i++) {
-    const w = rampWeight(weight * (i + 0.5) / n, weight)
+    const w = Math.min(weight, q * Math.max(1, Math.round(weight * (i + 0.5) / n / q)))
     if (steps.at(-1)?.weight !== w) steps.push({ atMs: Math.round(i * warmupMs / n), weight: w })
   }
   if (steps.at(-1)!.weight !== weight) steps.push({ atMs: warmupMs, weight })
   return { refreshMs, stepMs: warmupMs / n, steps }
 }
 
-/** Whole numbers for a whole weight (Spring parses `weight` with Integer.parseInt), never below 1 (or the weight). */
-function rampWeight (raw: number, full: number): number {
-  const w = Number.isInteger(full) ? Math.round(raw) : Math.round(raw * 100) / 100
-  return Math.min(full, Math.max(Math.min(1, full), w))
+/**
+ * The unit ramp weights are multiples of. Spring's weighted supplier expands the instance
+ * list by weight / gcd(all weights) and round-robins through it, the small weight's slots
+ * bunched at the start: with 100, 100 and 37 a cycle is 237 picks, and a consumer that makes
+ * fewer picks per cache refresh sees 0 % or 33 % depending on where it stands. Multiples of a
+ * twentieth of the weight keep the gcd with its full-weight peers at that twentieth: cycles of
+ * at most 60 picks. Whole numbers always (Spring parses `weight` with Integer.parseInt).
+ */
+function quantum (weight: number): number {
+  if (Number.isInteger(weight / RAMP_MAX_STEPS)) return weight / RAMP_MAX_STEPS
+  return Number.isInteger(weight) && weight >= 1 ? 1 : weight / RAMP_MAX_STEPS
 }
 
 /**

@@ -16,12 +16,15 @@ test('schedule: steps no closer than the slowest refresh, the curve\'s middle va
   const spring = weightRampSchedule({ warmupMs: 120_000, weight: 100, window: WINDOW_PRESETS['eureka-spring'] })
   assert.equal(spring.refreshMs, 35_000)
   assert.equal(spring.stepMs, 40_000)
-  assert.deepEqual(spring.steps, [{ atMs: 0, weight: 17 }, { atMs: 40_000, weight: 50 }, { atMs: 80_000, weight: 83 }, { atMs: 120_000, weight: 100 }])
-  // No periodic hop (kubernetes): at most 20 steps.
+  assert.deepEqual(spring.steps, [{ atMs: 0, weight: 15 }, { atMs: 40_000, weight: 50 }, { atMs: 80_000, weight: 85 }, { atMs: 120_000, weight: 100 }])
+  // No periodic hop (kubernetes): at most 20 steps, each a multiple of a twentieth of the weight
+  // (Spring's expanded list then cycles in at most 60 picks beside two peers at 100).
   const k8s = weightRampSchedule({ warmupMs: 120_000, weight: 100, window: WINDOW_PRESETS.kubernetes })
-  assert.equal(k8s.steps.length, 21)
   assert.equal(k8s.stepMs, 6_000)
-  assert.deepEqual(k8s.steps.slice(0, 2), [{ atMs: 0, weight: 3 }, { atMs: 6_000, weight: 8 }])
+  assert.deepEqual(k8s.steps.map((s) => s.weight), [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 100])
+  assert.deepEqual(k8s.steps.slice(0, 2), [{ atMs: 0, weight: 5 }, { atMs: 6_000, weight: 10 }])
+  // A weight that is no multiple of 20: whole numbers.
+  assert.deepEqual(weightRampSchedule({ warmupMs: 40_000, weight: 7, window: WINDOW_PRESETS.none, stepMs: 10_000 }).steps.map((s) => s.weight), [1, 3, 4, 6, 7])
   // stepMs given: taken (never below warmup / 20).
   assert.equal(weightRampSchedule({ warmupMs: 60_000, weight: 100, window: WINDOW_PRESETS.none, stepMs: 15_000 }).steps.length, 5)
   // Whole weights, at least 1; equal neighbours merged.

@@ -13,6 +13,8 @@ export interface ProviderOptions {
   warmupMs?: number
   weight?: number
   service?: string
+  /** The adapter's weightRamp option (a ramping metadata `weight` for weight-only consumers). */
+  weightRamp?: boolean | { stepMs?: number }
 }
 
 export interface Provider {
@@ -30,7 +32,8 @@ export async function startProvider (o: ProviderOptions): Promise<Provider> {
   const registry = eurekaRegistry({
     url: o.eurekaUrl,
     leaseDurationSecs: o.leaseDurationSecs,
-    client: { eureka: { heartbeatInterval: o.heartbeatIntervalMs } }
+    client: { eureka: { heartbeatInterval: o.heartbeatIntervalMs } },
+    ...(o.weightRamp === undefined ? {} : { weightRamp: o.weightRamp })
   })
   await app.register(lameduck, {
     service: o.service ?? 'orders',
