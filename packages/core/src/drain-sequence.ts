@@ -5,6 +5,7 @@ import type { InFlightTracker } from './inflight.ts'
 import type { ResolvedLifecycleOptions } from './lifecycle-options.ts'
 import type { Deregistration, DrainProgress, OfflineReport, PhaseChange, Problem } from './lifecycle-types.ts'
 import type { Logger } from './logger.ts'
+import { planWindow, type EvidenceReading, type WindowTerm } from './window-evidence.ts'
 
 /** The abort reason online() uses: the sequence ends 'cancelled' rather than 'cut'. */
 export const CANCELLED = Symbol('lameduck.cancelled')
@@ -55,6 +56,10 @@ export class DrainSequence {
   readonly problems: Problem[] = []
   readonly #ctx: DrainContext
   #wake: () => void = () => {}
+  /** The window's terms as things stand (frozen once the window phase ended), and why it ends then. */
+  #terms: WindowTerm[] = []
+  #windowReason = 'window elapsed'
+  #windowOver = false
 
   constructor (ctx: DrainContext, reason: string) {
     const o = ctx.options
@@ -78,6 +83,7 @@ export class DrainSequence {
   }
 
   progress (): DrainProgress {
+    const windowTerms = this.#replan().map((t) => ({ ...t }))
     return {
       phase: this.#phase,
       reason: this.reason,
@@ -86,6 +92,7 @@ export class DrainSequence {
       windowEndsAt: this.windowEndsAt,
       latestWindowEndAt: this.latestWindowEndAt,
       deregistration: { ...this.deregistration },
+      windowTerms,
       requestsWhileDraining: this.#ctx.inflight.total - this.requestsAtStart,
       earlyOfflinePending: this.#ctx.options.earlyOffline?.pending(this.#ctx.clock.now()) ?? null
     }
@@ -97,6 +104,8 @@ export class DrainSequence {
     const { clock, options: o, inflight } = this.#ctx
     const signal = this.abort.signal
     const unwatch = o.earlyOffline?.onChange(() => this.#wake())
+    const unwatchEvidence = o.windowEvidence?.onChange(() => this.#wake())
+    o.windowEvidence?.begin(this.startedAt)
     let outcome: OfflineReport['outcome'] = 'offline'
     let windowEndedAt: number | null = null
     let endedEarly = false
@@ -108,13 +117,7 @@ export class DrainSequence {
       this.#startDeregistration()
       endedEarly = await this.#serveWindow(signal)
       windowEndedAt = clock.now()
-      const windowEnd = endedEarly
-        ? `earlyOffline: every consumer was told (${this.#ctx.options.earlyOffline?.pending(windowEndedAt) ?? 'none pending'})`
-        : this.deregistration.state === 'unconfirmed' ? 'shutdown budget reached, deregistration unconfirmed' : 'window elapsed'
-      if (this.deregistration.state === 'unconfirmed') {
-        const d = this.deregistration
-        this.#problem('deregister', new Error(`the registry has not confirmed deregistration within the shutdown budget (${d.attempts} attempt(s)${d.lastError === null ? '' : `, last error: ${d.lastError}`}); consumers may still route here (retrying in the background)`))
-      }
+      const windowEnd = this.#endWindow(endedEarly, windowEndedAt)
 
       if (o.afterWindow.length > 0) this.#enter('sidecar', windowEnd)
       const sidecarStart = clock.now()
@@ -131,6 +134,7 @@ export class DrainSequence {
       if (outcome === 'cut') this.#problem('offline sequence', new Error(`cut short in phase '${this.#phase}' (${String((signal.reason as Error)?.message ?? signal.reason)}), ${inflight.count} request(s) in flight`))
     } finally {
       unwatch?.()
+      unwatchEvidence?.()
     }
     const endedAt = clock.now()
     return {
@@ -142,6 +146,7 @@ export class DrainSequence {
       windowMs: o.window.totalMs,
       windowEndedAt,
       endedEarly,
+      windowTerms: this.#replan().map((t) => ({ ...t })),
       sidecarMs,
       inflightWaitMs,
       endedAt,
@@ -152,8 +157,19 @@ export class DrainSequence {
     }
   }
 
+  /** Freezes the window's terms; says why it ended, and loudly when the registry never confirmed. */
+  #endWindow (endedEarly: boolean, at: number): string {
+    this.#replan()
+    this.#windowOver = true
+    if (this.deregistration.state === 'unconfirmed') {
+      const d = this.deregistration
+      this.#problem('deregister', new Error(`the registry has not confirmed deregistration within the shutdown budget (${d.attempts} attempt(s)${d.lastError === null ? '' : `, last error: ${d.lastError}`}); consumers may still route here (retrying in the background)`))
+    }
+    return endedEarly ? `earlyOffline: every consumer was told (${this.#ctx.options.earlyOffline?.pending(at) ?? 'none pending'})` : this.#windowReason
+  }
+
   #startDeregistration (): void {
-    const { clock, options: o } = this.#ctx
+    const { clock } = this.#ctx
     const d = this.deregistration
     const deregistration = this.#ctx.deregister(this.abort.signal, {
       attempt: (attempt) => { d.attempts = attempt },
@@ -170,7 +186,7 @@ export class DrainSequence {
       d.confirmedAt = at
       this.deregisteredAt = at
       // The window runs from the moment consumers could start to see the change.
-      this.windowEndsAt = Math.min(at + o.window.totalMs, this.latestWindowEndAt)
+      this.#replan()
       if (this.#phase === 'deregistering') this.#enter('window', 'deregistration confirmed')
       this.#wake()
     }, (err: unknown) => {
@@ -181,15 +197,32 @@ export class DrainSequence {
   #nothingRegistered (): void {
     this.deregistration.state = 'none'
     this.deregisteredAt = this.startedAt
-    this.windowEndsAt = this.startedAt + this.#ctx.options.window.totalMs
+    this.#replan()
     if (this.#phase === 'deregistering') this.#enter('window', 'nothing was registered: the window counts from the start')
   }
 
-  /** Serves until windowEndsAt (which moves when the registry confirms). True when earlyOffline ended it. */
+  /**
+   * The window's end from its terms: the registry's (every part from the confirmation) and,
+   * with windowEvidence, the evidence's (its part ends when the evidence shows it over, + its
+   * rest; unavailable: the preset). Read live until the window phase ended, then frozen.
+   */
+  #replan (): WindowTerm[] {
+    if (this.#windowOver) return this.#terms
+    const o = this.#ctx.options
+    const reading: EvidenceReading | null = o.windowEvidence === undefined ? null : readEvidence(o.windowEvidence, this.#ctx.clock.now())
+    const plan = planWindow({ window: o.window, startedAt: this.startedAt, deregisteredAt: this.deregisteredAt, nothingRegistered: this.deregistration.state === 'none', latestWindowEndAt: this.latestWindowEndAt, evidence: o.windowEvidence, reading })
+    this.windowEndsAt = plan.endsAt
+    this.#terms = plan.terms
+    this.#windowReason = plan.reason
+    return this.#terms
+  }
+
+  /** Serves until windowEndsAt (which moves when the registry confirms or the evidence changes). True when earlyOffline ended it. */
   async #serveWindow (signal: AbortSignal): Promise<boolean> {
     const { clock, options: o } = this.#ctx
     for (;;) {
       signal.throwIfAborted()
+      this.#replan()
       const now = clock.now()
       if (now >= this.windowEndsAt) return false
       if (o.earlyOffline !== undefined && this.deregisteredAt !== null && o.earlyOffline.pending(now) === null) return true
@@ -224,5 +257,14 @@ export class DrainSequence {
       if (signal.aborted) throw err
       this.#problem(step.name, err)
     }
+  }
+}
+
+/** An evidence's read() that throws is no evidence: the preset, with the reason. */
+function readEvidence (e: NonNullable<ResolvedLifecycleOptions['windowEvidence']>, now: number): EvidenceReading {
+  try {
+    return e.read(now)
+  } catch (err) {
+    return { state: 'unavailable', detail: `read() threw: ${redactText(err instanceof Error ? err.message : String(err))}` }
   }
 }

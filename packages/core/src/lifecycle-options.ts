@@ -7,6 +7,7 @@ import type { Registry } from './registry.ts'
 import { defaultShutdownTimeoutMs } from './shutdown-budget.ts'
 import { assertDuration, backoff, checkKeys, duration, show } from './validate.ts'
 import { propagationWindow, type PropagationWindow, type WindowsInput } from './windows.ts'
+import { windowEvidence, type WindowEvidence } from './window-evidence.ts'
 
 /** Passes unless it throws or resolves to `false`. */
 export type ReadinessCheck = (signal: AbortSignal) => unknown
@@ -68,6 +69,12 @@ export interface LifecycleOptions {
   shutdownTimeoutMs?: number
   registryBackoff?: BackoffOptions
   earlyOffline?: EarlyOfflineMonitor
+  /**
+   * Evidence for one window part instead of its fixed guess (e.g. observedWindow() from
+   * @lameduck/kubernetes for endpointLagMs): that term ends when the evidence shows it over, plus
+   * its rest; the preset's part when the evidence is unavailable. Closed when the lifecycle stops.
+   */
+  windowEvidence?: WindowEvidence
   inflight?: InFlightTracker
   clock?: Clock
   logger?: Logger
@@ -93,6 +100,7 @@ export interface ResolvedLifecycleOptions {
   shutdownTimeoutMs: number
   registryBackoff: BackoffOptions | undefined
   earlyOffline: EarlyOfflineMonitor | undefined
+  windowEvidence: WindowEvidence | undefined
 }
 
 /** Resolved options plus the runtime parts a host creates itself (trusted, not checked). */
@@ -123,6 +131,7 @@ const LIFECYCLE_KEYS = {
   shutdownTimeoutMs: true,
   registryBackoff: true,
   earlyOffline: true,
+  windowEvidence: true,
   inflight: true,
   clock: true,
   logger: true
@@ -176,6 +185,7 @@ export function resolveLifecycleOptions (o: LifecycleOptions): ResolvedLifecycle
     registryTimeoutMs: duration('registryTimeoutMs', o.registryTimeoutMs, 10_000),
     shutdownTimeoutMs: duration('shutdownTimeoutMs', o.shutdownTimeoutMs, defaultShutdownTimeoutMs(window.totalMs, { maxRequestMs, sidecarDrainTimeoutMs: stepsMs })),
     registryBackoff: o.registryBackoff === undefined ? undefined : backoff('registryBackoff', o.registryBackoff),
-    earlyOffline: o.earlyOffline
+    earlyOffline: o.earlyOffline,
+    windowEvidence: windowEvidence('windowEvidence', o.windowEvidence)
   }
 }

@@ -1,6 +1,7 @@
 import type { DrainPhase } from './drain-phases.ts'
 import type { Instance } from './registry.ts'
 import type { LifecycleState } from './states.ts'
+import type { WindowTerm } from './window-evidence.ts'
 
 // The lifecycle's public shapes: what events carry and what reports say.
 
@@ -44,6 +45,12 @@ export interface OfflineReport {
   windowEndedAt: number | null
   /** The window ended before its full length because every consumer was told (earlyOffline). */
   endedEarly: boolean
+  /**
+   * The window's terms and what ended each: the registry term (the deregistration + the parts),
+   * and with windowEvidence the evidence's part (observed, the preset when unavailable, or pending
+   * when the shutdown budget ended it). Empty when no window ran.
+   */
+  windowTerms: WindowTerm[]
   sidecarMs: number
   inflightWaitMs: number
   endedAt: number
@@ -66,6 +73,8 @@ export interface DrainProgress {
   /** The latest the window phase may end, whatever the registry does (from `shutdownTimeoutMs`). */
   latestWindowEndAt: number
   deregistration: Deregistration
+  /** The window's terms as things stand (see OfflineReport.windowTerms). */
+  windowTerms: WindowTerm[]
   requestsWhileDraining: number
   earlyOfflinePending: string | null
 }

@@ -16,6 +16,7 @@ import { redactedErrorCopy, redactText, redactValue } from './redact.ts'
 import { CANCELLED, DrainSequence, type DeregistrationHooks } from './drain-sequence.ts'
 import type { LifecycleOptions, ResolvedLifecycleOptions, StartupStep, TrustedLifecycleOptions } from './lifecycle-options.ts'
 import type { PropagationWindow } from './windows.ts'
+import { evidenceStatus } from './window-evidence.ts'
 
 /**
  * The instance lifecycle: waits for readiness, registers, and on offline
@@ -163,7 +164,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
         this.#phase?.abort()
         const at = this.clock.now()
         const deregistration: Deregistration = { state: 'none', attempts: 0, lastError: null, confirmedAt: null }
-        const report: OfflineReport = { outcome: 'skipped', reason, startedAt: at, deregisteredAt: null, deregistration, windowMs: 0, windowEndedAt: null, endedEarly: false, sidecarMs: 0, inflightWaitMs: 0, endedAt: at, totalMs: 0, requestsWhileDraining: 0, inflightAtEnd: this.inflight.count, problems: [] }
+        const report: OfflineReport = { outcome: 'skipped', reason, startedAt: at, deregisteredAt: null, deregistration, windowMs: 0, windowEndedAt: null, endedEarly: false, windowTerms: [], sidecarMs: 0, inflightWaitMs: 0, endedAt: at, totalMs: 0, requestsWhileDraining: 0, inflightAtEnd: this.inflight.count, problems: [] }
         this.#transition('offline', reason)
         this.#lastReport = report
         this.emit('offline', report)
@@ -233,6 +234,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
     await this.#closingDeregistration
     this.#transition('stopped', reason)
     try { await this.options.registry?.close() } catch (err) { this.#problem('registry close', err) }
+    try { await this.options.windowEvidence?.close?.() } catch (err) { this.#problem('window evidence close', err) }
   }
 
   /** The lifecycle's part of the /status document; listeners add theirs with buildStatus(). */
@@ -247,6 +249,7 @@ export class Lifecycle extends EventEmitter<LifecycleEvents> {
       instance: this.#instance ?? this.#base,
       registry: this.#describeRegistry(),
       window: { preset: this.window.preset, totalMs: this.window.totalMs, breakdown: this.window.breakdown },
+      windowEvidence: this.options.windowEvidence === undefined ? null : redactValue(evidenceStatus(this.options.windowEvidence, now)) as CoreStatus['windowEvidence'],
       maxRequestMs: this.options.maxRequestMs,
       inflight: this.inflight.count,
       requestsTotal: this.inflight.total,

@@ -5,6 +5,7 @@ import type { Deregistration, DrainProgress, InstanceBase, OfflineReport, Proble
 import type { ReadinessState } from './readiness.ts'
 import type { LifecycleState } from './states.ts'
 import type { PropagationWindow, WindowBreakdownItem } from './windows.ts'
+import type { WindowEvidenceStatus } from './window-evidence.ts'
 
 // The admin protocol: what the admin listener serves and what `lameduck
 // prestop`/`wait-drained` read. One definition, so the listeners and the CLI
@@ -38,6 +39,8 @@ export type CoreStatus = {
   /** The registry adapter's describe(), `{ type: 'custom' }` without one, null without a registry. */
   registry: Record<string, unknown> | null
   window: { preset: PropagationWindow['preset'], totalMs: number, breakdown: WindowBreakdownItem[] }
+  /** The windowEvidence option: what it stands in for and what it reads now (the drain's windowTerms say what ended each term); null without one. */
+  windowEvidence: WindowEvidenceStatus | null
   maxRequestMs: number
   inflight: number
   requestsTotal: number
