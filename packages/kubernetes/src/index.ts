@@ -12,3 +12,7 @@ export type { OwnEndpointOptions, OwnEndpointState, OwnEndpointChange, OwnEndpoi
 export type { SliceWatchStats } from './slice-watch.ts'
 export { PodConditionWriter, podConditionWriter, REGISTERED_CONDITION } from './pod-condition.ts'
 export type { PodConditionOptions, ConditionDetail } from './pod-condition.ts'
+export { ObservedWindow, observedWindow } from './observed-window.ts'
+export type { ObservedWindowOptions } from './observed-window.ts'
+export { ReadinessGate, readinessGate } from './readiness-gate.ts'
+export type { ReadinessGateOptions } from './readiness-gate.ts'

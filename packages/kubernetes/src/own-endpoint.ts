@@ -38,6 +38,10 @@ export interface OwnEndpointEvents {
   leaving: [OwnEndpointChange]
   /** The API cannot be watched (RBAC, credentials): said once; fall back to the preset. */
   unavailable: [Error]
+  /** The watch fails (once per kind of failure until it works again): the state may be stale. */
+  failing: [unknown]
+  /** The watch works again after a failure. */
+  recovered: []
 }
 
 export class OwnEndpointObserver extends EventEmitter<OwnEndpointEvents> {
@@ -66,7 +70,8 @@ export class OwnEndpointObserver extends EventEmitter<OwnEndpointEvents> {
     const selector = service === undefined ? undefined : `kubernetes.io/service-name=${dnsLabel('service', service)}`
     this.#watch = new SliceWatch(`pod '${this.pod}'`, selector, { ...resolved, port: null }, this.#api, {
       onChange: (slices) => this.#update(slices),
-      onFailure: (err, first) => this.#failed(err, first)
+      onFailure: (err, first) => this.#failed(err, first),
+      onRecovered: () => this.emit('recovered')
     })
   }
 
@@ -105,6 +110,7 @@ export class OwnEndpointObserver extends EventEmitter<OwnEndpointEvents> {
   }
 
   #failed (err: unknown, first: boolean): void {
+    if (first) this.emit('failing', err)
     const denied = err instanceof KubernetesApiError && (err.status === 401 || err.status === 403)
     if (denied && !this.#unavailableSaid) {
       this.#unavailableSaid = true

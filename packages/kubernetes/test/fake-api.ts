@@ -26,6 +26,10 @@ export interface FakeApi {
   tokens: string[]
   /** Whether a Service GET finds the Service. */
   serviceExists: boolean
+  /** PATCHes seen (pods/status), with their parsed bodies. */
+  patches: Array<{ path: string, contentType: string, body: any }>
+  /** Status to answer PATCHes with instead (403...), or 0. */
+  patchStatus: number
   /** Writes raw text to every open watch. */
   send: (text: string) => void
   event: (type: string, object: unknown) => void
@@ -54,6 +58,17 @@ export async function fakeApi (): Promise<FakeApi> {
     if (state.acceptToken !== undefined && token !== state.acceptToken) {
       res.writeHead(401, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }))
+      return
+    }
+    if (req.method === 'PATCH') {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        state.patches.push({ path: url.pathname, contentType: String(req.headers['content-type']), body: JSON.parse(Buffer.concat(chunks).toString()) })
+        const status = state.patchStatus === 0 ? 200 : state.patchStatus
+        res.writeHead(status, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(status === 200 ? { kind: 'Pod' } : { kind: 'Status', reason: status === 403 ? 'Forbidden' : 'InternalError', message: `status ${status} from the fake`, code: status }))
+      })
       return
     }
     if (url.pathname.includes('/services/')) {
@@ -96,6 +111,8 @@ export async function fakeApi (): Promise<FakeApi> {
     listStatus: 0,
     watchStatus: 0,
     serviceExists: true,
+    patches: [],
+    patchStatus: 0,
     acceptToken: undefined,
     tokens: [],
     requests: [],
