@@ -31,12 +31,13 @@ export interface JavaConsumer {
   close: () => Promise<void>
 }
 
-export async function startJavaConsumer (serverList: string, service: string): Promise<JavaConsumer> {
+/** `pick: 'weighted'`: the client's own pick by Nacos weight (selectOneHealthyInstance) instead of round robin. */
+export async function startJavaConsumer (serverList: string, service: string, options: { pauseMs?: number, pick?: 'roundrobin' | 'weighted' } = {}): Promise<JavaConsumer> {
   buildNacosConsumer()
   // The client keeps its logs and failover cache under user.home: give it a private one.
   const home = mkdtempSync(join(tmpdir(), 'lameduck-nacos-consumer-'))
   const classpath = `${jarPath}:${join(projectDir, 'target', 'lib', '*')}`
-  const child = spawn('java', ['-Xmx128m', '-XX:TieredStopAtLevel=1', `-Duser.home=${home}`, '-cp', classpath, 'dev.lameduck.realnacos.NacosConsumer', serverList, service],
+  const child = spawn('java', ['-Xmx128m', '-XX:TieredStopAtLevel=1', `-Duser.home=${home}`, '-cp', classpath, 'dev.lameduck.realnacos.NacosConsumer', serverList, service, String(options.pauseMs ?? 2), options.pick ?? 'roundrobin'],
     { detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
   const requests: ConsumerRequest[] = []
   const hosts: ConsumerHosts[] = []

@@ -14,14 +14,16 @@ import java.util.stream.Collectors;
 /**
  * A consumer as Java services write one: each request asks the Nacos client for the healthy
  * instances of a service (its cached list, kept current by the server's pushes: gRPC on 2.x clients) and
- * calls the next one round robin. Prints one JSON line per request and one per change of the list.
- * Args: serverAddr serviceName [pauseMs]. Stops when stdin closes.
+ * calls the next one round robin, or (pick "weighted") the one the client itself picks by Nacos
+ * weight (selectOneHealthyInstance: weighted random). Prints one JSON line per request and one per
+ * change of the list. Args: serverAddr serviceName [pauseMs] [roundrobin|weighted]. Stops when stdin closes.
  */
 public final class NacosConsumer {
   public static void main (String[] args) throws Exception {
     NamingService naming = NamingFactory.createNamingService(args[0]);
     String service = args[1];
     long pauseMs = args.length > 2 ? Long.parseLong(args[2]) : 2;
+    boolean weighted = args.length > 3 && args[3].equals("weighted");
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     Thread stdinWatch = new Thread(() -> {
       try { while (System.in.read() != -1) { /* keep reading */ } } catch (Exception ignored) { }
@@ -40,7 +42,7 @@ public final class NacosConsumer {
         System.out.println("{\"event\":\"hosts\",\"t\":" + System.currentTimeMillis() + ",\"ports\":[" + ports + "]}");
       }
       if (hosts.isEmpty()) { Thread.sleep(10); continue; }
-      Instance target = hosts.get((int) (next++ % hosts.size()));
+      Instance target = weighted ? naming.selectOneHealthyInstance(service) : hosts.get((int) (next++ % hosts.size()));
       long at = System.currentTimeMillis();
       int status;
       try {
