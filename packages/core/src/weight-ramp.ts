@@ -132,6 +132,7 @@ export class WeightRamp implements LifecycleObserver {
   #ramp: Ramp | null = null
   #failures = 0
   #warnedDetached = false
+  #warnedOther = false
 
   /** `logger` until attached (the adapter's): says so when a registration comes before any lifecycle. */
   constructor (options: WeightRampOptions, publish: WeightPublisher, logger?: Logger) {
@@ -166,6 +167,12 @@ export class WeightRamp implements LifecycleObserver {
     if (lifecycle === null) {
       if (!this.#warnedDetached) this.#log?.warn({}, 'lameduck: weightRamp is set but not attached to a lifecycle (pass the registry to the plugin, or attach registry.weightRamp); registering the full weight')
       this.#warnedDetached = true
+      return null
+    }
+    // Only the attached lifecycle's instance ramps: another one's steps would never be published (it would stay at the first).
+    if (instance.id !== lifecycle.status().instance?.id) {
+      if (!this.#warnedOther) this.#log?.warn({ lameduck: { instance: instance.id } }, `lameduck: weightRamp ramps the instance of the lifecycle it is attached to; ${instance.id} registers at the full weight (one registry with weightRamp per app)`)
+      this.#warnedOther = true
       return null
     }
     const parsed = parseWarmupMetadata(instance.metadata)

@@ -161,3 +161,11 @@ test('not attached: registers the full weight and says so once', () => {
   assert.equal(warnings.length, 1)
   assert.match(warnings[0]!, /not attached/)
 })
+
+test('only the attached lifecycle\'s instance ramps: another registered through the same registry gets the full weight', async () => {
+  const { lifecycle, ramp } = setup()
+  await lifecycle.start(base)
+  const other: Instance = { ...base, id: '127.0.0.1:orders:3001', port: 3001, status: 'UP', metadata: { 'lameduck.warmup': '20000', 'lameduck.weight': '100', 'lameduck.registeredAt': '5' } }
+  assert.equal(ramp.weightFor(other), null)
+  assert.equal(ramp.weightFor(lifecycle.instance!), 5)
+})
