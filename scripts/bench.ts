@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os'
 import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
 import { benchEngineOverhead } from '../packages/node/bench/overhead.ts'
 import { benchHookCost } from '../packages/node/bench/hook-cost.ts'
+import { benchOtelOverhead } from '../packages/node/bench/otel-overhead.ts'
 import { skipReason as k8sSkipReason } from '../test/k8s/helpers/control-plane.ts'
 
 const sections: string[] = []
@@ -22,6 +23,11 @@ console.log('\n== engine overhead: hello-world Express, node:http and h2c, bare 
 const engine = await benchEngineOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
 console.log(`${engine.setup}\n\n${engine.table}`)
 sections.push(`## Engine overhead (@lameduck/node)\n\n\`packages/node/bench/overhead.ts\`. ${engine.setup}\n\n${engine.table}`)
+
+console.log('\n== engine overhead with the OpenTelemetry SDK installed: node:http and Express, SDK only vs SDK + attach()')
+const otel = await benchOtelOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
+console.log(`${otel.setup}\n\n${otel.table}`)
+sections.push(`## Engine overhead with the OpenTelemetry SDK installed\n\n\`packages/node/bench/otel-overhead.ts\`. ${otel.setup}\n\n${otel.table}`)
 
 console.log('\n== engine cost per request without the network: node:http, Express and h2c over in-memory connections')
 const hook = await benchHookCost(Number(process.env.BENCH_ROUNDS ?? 7))

@@ -14,9 +14,9 @@ import { serve, SERVERS, type Mode, type ServerKind } from './servers.ts'
 
 // With taskset, the server and the load generator get a core each instead of
 // fighting over the same one (the rest of the noise is the machine's).
-const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0
+export const pinned = process.platform === 'linux' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0
 
-interface Round { rps: number, cpuPerRequest: number }
+export interface Round { rps: number, cpuPerRequest: number }
 
 /**
  * The server's process, started on its core: every thread of it there, V8's GC
@@ -59,20 +59,20 @@ async function round (kind: ServerKind, mode: Mode, seconds: number): Promise<Ro
   }
 }
 
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
+export const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 
 const LABEL: Record<ServerKind, string> = { express: 'Express 5 (HTTP/1.1)', 'node-http': 'node:http (HTTP/1.1)', https: 'node:https (HTTP/1.1 over TLS)', h2c: 'node:http2 h2c', h2: 'node:http2 h2 (over TLS)' }
 
 export interface EngineOverhead { ratios: Record<ServerKind, { cpu: number, rps: number }>, rounds: number, table: string, setup: string }
 
-async function rounds (kind: ServerKind, n: number, seconds: number): Promise<{ bare: Round[], attached: Round[] }> {
+export async function rounds (kind: ServerKind, n: number, seconds: number, [without, withIt]: [Mode, Mode] = ['bare', 'attach']): Promise<{ bare: Round[], attached: Round[] }> {
   const bare: Round[] = []
   const attached: Round[] = []
   for (let i = 0; i < n; i++) {
     if (i % 2 === 0) {
-      bare.push(await round(kind, 'bare', seconds)); attached.push(await round(kind, 'attach', seconds))
+      bare.push(await round(kind, without, seconds)); attached.push(await round(kind, withIt, seconds))
     } else {
-      attached.push(await round(kind, 'attach', seconds)); bare.push(await round(kind, 'bare', seconds))
+      attached.push(await round(kind, withIt, seconds)); bare.push(await round(kind, without, seconds))
     }
   }
   return { bare, attached }

@@ -15,7 +15,8 @@ import { tlsMaterial } from '../test/transports.ts'
 
 export const SERVERS = ['express', 'node-http', 'https', 'h2c', 'h2'] as const
 export type ServerKind = typeof SERVERS[number]
-export type Mode = 'bare' | 'attach'
+/** `-otel`: with the OpenTelemetry SDK registered globally (otel-sdk.ts), as an app that uses it. */
+export type Mode = 'bare' | 'attach' | 'bare-otel' | 'attach-otel'
 
 const BODY = JSON.stringify({ hello: 'world' })
 
@@ -38,7 +39,8 @@ function build (kind: ServerKind): Server {
 
 export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
   const server = build(kind)
-  if (mode === 'attach') {
+  if (mode.endsWith('-otel')) (await import('./otel-sdk.ts')).installOtelSdk()
+  if (mode.startsWith('attach')) {
     await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger })
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

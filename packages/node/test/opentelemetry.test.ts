@@ -157,3 +157,34 @@ test('opentelemetry: the observer ends an open drain span at close and then flus
   assert.equal(flushedWith, exporter.getFinishedSpans().length, 'the flush ran after the span ended')
   assert.deepEqual(stateAtFlush, ['draining'], 'the flush\'s last collection still reads the state')
 })
+
+test('opentelemetry: nothing is touched per request (no span, no counter, no callback outside a collection)', async (t) => {
+  const calls: string[] = []
+  const { tracerProvider, meterProvider } = sdk()
+  const counting = {
+    getTracer: (name: string) => {
+      const tracer = tracerProvider.getTracer(name)
+      return { startSpan: (...args: Parameters<typeof tracer.startSpan>) => { calls.push('startSpan'); return tracer.startSpan(...args) }, startActiveSpan: tracer.startActiveSpan.bind(tracer) }
+    }
+  }
+  const meter = meterProvider.getMeter('x')
+  const wrap = <T extends object>(instrument: T, method: string): T => new Proxy(instrument, { get: (o, k) => k === method ? (...a: unknown[]) => { calls.push(method); return (o as Record<string, (...x: unknown[]) => unknown>)[method]!(...a) } : (o as Record<string | symbol, unknown>)[k] })
+  const countingMeter = new Proxy(meter, {
+    get: (o, k) => {
+      if (k === 'createCounter') return (...a: Parameters<typeof meter.createCounter>) => wrap(meter.createCounter(...a), 'add')
+      if (k === 'createHistogram') return (...a: Parameters<typeof meter.createHistogram>) => wrap(meter.createHistogram(...a), 'record')
+      if (k === 'addBatchObservableCallback') return (cb: Parameters<typeof meter.addBatchObservableCallback>[0], list: Parameters<typeof meter.addBatchObservableCallback>[1]) => { meter.addBatchObservableCallback((r) => { calls.push('collect'); return cb(r) }, list) }
+      return (o as unknown as Record<string | symbol, unknown>)[k]
+    }
+  })
+  const s = await startObserved(openTelemetry({ tracerProvider: counting as never, meterProvider: { getMeter: () => countingMeter } }))
+  t.after(async () => { await stop(s) })
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const before = calls.length
+  for (let i = 0; i < 50; i++) await fetch(`${s.url}/hello`).then(async (r) => await r.text())
+  assert.deepEqual(calls.slice(before), [], 'no instrument or span touched by 50 requests')
+  assert.equal(s.lameduck.lifecycle.inflight.total >= 50, true)
+  // Control: a drain does touch them (a span, the histogram, the counter).
+  await s.lameduck.offline()
+  assert.ok(calls.includes('record') && calls.includes('add') && calls.filter((c) => c === 'startSpan').length >= 1)
+})

@@ -1,0 +1,24 @@
+// The OpenTelemetry SDK as an app registers it, for the overhead bench's `-otel` servers: a
+// TracerProvider with a BatchSpanProcessor and a MeterProvider whose reader collects every second
+// (lameduck's gauges are read then), both exporting to a sink that drops everything (the
+// exporter's network is the app's cost, not lameduck's).
+import { metrics, trace } from '@opentelemetry/api'
+import { BatchSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace'
+import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
+
+// ExportResultCode.SUCCESS (0), without a dependency on @opentelemetry/core.
+type Done = (result: { code: 0 }) => void
+
+class Sink implements SpanExporter, PushMetricExporter {
+  exported = 0
+  export (items: ReadableSpan[] | ResourceMetrics, done: Done): void { this.exported += Array.isArray(items) ? items.length : 1; done({ code: 0 }) }
+  selectAggregationTemporality (): AggregationTemporality { return AggregationTemporality.CUMULATIVE }
+  async shutdown (): Promise<void> {}
+  async forceFlush (): Promise<void> {}
+}
+
+export function installOtelSdk (): void {
+  const sink = new Sink()
+  trace.setGlobalTracerProvider(new TracerProvider({ spanProcessors: [new BatchSpanProcessor({ exporter: sink })] }))
+  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: sink, exportIntervalMillis: 1_000 })] }))
+}
