@@ -168,11 +168,17 @@ function appContainer (plan: Plan, line: Line): void {
   }
   const p = plan.readinessProbe
   line('          readinessProbe:')
-  line(`            # 503 from the start of a drain: out of the Service within ${p.periodSeconds} × ${p.failureThreshold} = ${p.periodSeconds * p.failureThreshold} s`)
+  const failing = 'grpc' in p ? 'NOT_SERVING (grpc.health.v1)' : '503'
+  line(`            # ${failing} from the start of a drain: out of the Service within ${p.periodSeconds} × ${p.failureThreshold} = ${p.periodSeconds * p.failureThreshold} s`)
   line('            # of a manual /offline (pod termination removes the endpoint by itself)')
-  line('            httpGet:')
-  line(`              path: ${p.httpGet.path}`)
-  line(`              port: ${p.httpGet.port}`)
+  if ('grpc' in p) {
+    line('            grpc:')
+    line(`              port: ${p.grpc.port}`)
+  } else {
+    line('            httpGet:')
+    line(`              path: ${p.httpGet.path}`)
+    line(`              port: ${p.httpGet.port}`)
+  }
   line(`            periodSeconds: ${p.periodSeconds}`)
   line(`            failureThreshold: ${p.failureThreshold}`)
 }

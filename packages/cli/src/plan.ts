@@ -42,8 +42,10 @@ export interface PlanInput {
   envoyAdmin?: string
   /** App container name in the patch. Default 'app'. */
   container?: string
-  /** App port for the readiness probe. Default 3000. */
+  /** App port for the readiness probe. Default 3000 (50051 with grpc). */
   port?: number
+  /** The app is a gRPC server (attachGrpc): Kubernetes' native gRPC readiness probe (grpc.health.v1) instead of httpGet. */
+  grpc?: boolean
   envoyDrainStrategy?: EnvoyDrainStrategy
   envoyDrainTimeMs?: number
   idleQuietMs?: number
@@ -107,7 +109,8 @@ export interface Plan {
   warmup: { ms: number, minReadySeconds: number, seconds: number } | null
   ambient: boolean
   name: string
-  readinessProbe: { httpGet: { path: string, port: number }, periodSeconds: number, failureThreshold: number }
+  /** httpGet /health/ready, or for a gRPC app (grpc) Kubernetes' native gRPC probe: grpc.health.v1 on its port. */
+  readinessProbe: ({ httpGet: { path: string, port: number } } | { grpc: { port: number } }) & { periodSeconds: number, failureThreshold: number }
   annotations: Record<string, string>
   /** What the @lameduck/kubernetes options need (env, readinessGates, RBAC); null without them. */
   kubernetes: KubernetesAccess | null
@@ -272,7 +275,7 @@ export function computePlan (input: PlanInput): Plan {
     warmup,
     ambient,
     name: input.name ?? 'orders',
-    readinessProbe: { httpGet: { path: '/health/ready', port: input.port ?? 3000 }, periodSeconds: fast ? 1 : 2, failureThreshold: fast ? 1 : 2 },
+    readinessProbe: { ...(input.grpc === true ? { grpc: { port: input.port ?? 50051 } } : { httpGet: { path: '/health/ready', port: input.port ?? 3000 } }), periodSeconds: fast ? 1 : 2, failureThreshold: fast ? 1 : 2 },
     annotations,
     kubernetes,
     istio: istio

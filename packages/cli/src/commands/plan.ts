@@ -73,7 +73,9 @@ Options:
   --gate-warmup-fraction F  with --readiness-gate: set it once this share (0-1) of the warmup passed
   --service-account NAME    the ServiceAccount the Role binds (default NAME-lameduck)
   --container NAME          app container name in the patch (default app)
-  --port N                  app port for the readiness probe (default 3000)
+  --port N                  app port for the readiness probe (default 3000; 50051 with --grpc)
+  --grpc                    the app is a gRPC server (@lameduck/grpc attachGrpc): a native gRPC
+                            readiness probe (grpc.health.v1, Kubernetes 1.24+) instead of httpGet
   --json                    print the plan as JSON instead
   -h, --help                show this help
 
@@ -94,6 +96,7 @@ const FLAGS: Record<string, { type: 'string' | 'boolean' }> = {
   'envoy-admin': { type: 'string' },
   container: { type: 'string' },
   port: { type: 'string' },
+  grpc: { type: 'boolean' },
   'envoy-drain-strategy': { type: 'string' },
   'envoy-drain-time-ms': { type: 'string' },
   'idle-quiet-ms': { type: 'string' },
@@ -162,6 +165,7 @@ function planInput (values: Values): Parameters<typeof computePlan>[0] {
     sidecarDrainTimeoutMs: msFlag(values, 'sidecar-drain-timeout-ms'),
     container: stringFlag(values, 'container'),
     port,
+    grpc: values.grpc === true,
     envoyDrainStrategy: strategy as EnvoyDrainStrategy | undefined,
     envoyDrainTimeMs: msFlag(values, 'envoy-drain-time-ms'),
     idleQuietMs: msFlag(values, 'idle-quiet-ms'),

@@ -9,6 +9,7 @@ export const CHECKS = [
   { code: 'prestop-http-loopback', severity: 'error', what: 'httpGet preStop to the loopback-only admin (kubelet calls the pod IP)' },
   { code: 'grace-too-short', severity: 'error', what: 'preStop + drain longer than terminationGracePeriodSeconds' },
   { code: 'readiness-missing', severity: 'error', what: 'app container without a readinessProbe' },
+  { code: 'readiness-http-on-grpc', severity: 'error', what: 'httpGet readinessProbe on a gRPC port (use the native grpc probe, grpc.health.v1)' },
   { code: 'readiness-slow', severity: 'warning', what: 'periodSeconds × failureThreshold longer than the window' },
   { code: 'sigterm-not-forwarded', severity: 'error', what: 'npm/yarn/pnpm or sh -c without exec as PID 1 while the app relies on SIGTERM' },
   { code: 'min-ready-short', severity: 'warning', what: 'minReadySeconds shorter than the app\'s warmup' },

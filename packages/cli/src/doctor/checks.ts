@@ -8,6 +8,7 @@ import { describeHook, get, podTemplateOf, proxyKind, type Container, type PodTe
 import { ambientOf, budgetSidecar, IDLE_RULE_SUFFIXES, injectingNamespaces, istioInjection, istioMode, ISTIO_NATIVE, ISTIO_STATS_SUFFIXES, type Injection, type IstioMode, type IstioVersion, type SidecarFlag } from './sidecar.ts'
 import { appConfig, type AppConfig } from './app-config.ts'
 import { checkPodExtras } from './checks-pod.ts'
+import { checkGrpc, grpcReadinessFix } from './checks-grpc.ts'
 import { checkCluster, type WorkloadInfo } from './checks-cluster.ts'
 import { CHECKS, type CheckCode } from './catalog.ts'
 import { ZTUNNEL_LAG_MS } from '../plan.ts'
@@ -152,6 +153,7 @@ function checkPod (pod: PodTemplate, ctx: PodContext, report: Report): { choice:
     ctx.mark('readiness-slow')
     checkPreStop(c, W, windowWhy + (ambient.ambient ? `, which also covers ztunnel learning of the deletion late (~${sec(ZTUNNEL_LAG_MS)}, istio/istio#58514)` : ''), report)
     checkReadiness(c, W, windowWhy, report)
+    checkGrpc(c, ctx.mark, report)
   }
   ctx.mark('grace-too-short')
   checkGrace(pod, apps, budget, budgetWhy(windowWhy, budget, sidecar), report)
@@ -270,7 +272,7 @@ function checkReadiness (c: Container, W: number, windowWhy: string, report: Rep
     report('error', 'readiness-missing', c.path, {
       container: c.name,
       message: `container '${c.name}' has no readinessProbe: the pod counts as ready as soon as the container starts, so the Service sends requests before the app can serve them, and a manual /offline cannot take the pod out of the Service`,
-      fix: `add readinessProbe: { httpGet: { path: /health/ready, port: ${port} }, periodSeconds: 2, failureThreshold: 2 }`
+      fix: grpcReadinessFix(c) ?? `add readinessProbe: { httpGet: { path: /health/ready, port: ${port} }, periodSeconds: 2, failureThreshold: 2 }`
     })
     return
   }
