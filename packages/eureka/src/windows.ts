@@ -23,6 +23,13 @@ export interface EurekaWindowOptions extends Partial<WindowParts> {
   peers?: boolean | number
   /** PeerEurekaNode's batching delay: a fixed 500 ms before a change reaches the other peers. Default 500. */
   replicationBatchMs?: number
+  /**
+   * After the batch, the replication request itself: two tries of Spring Cloud's peer connect
+   * and read timeouts (eureka.server.peer-node-connect-timeout-ms and -read-timeout-ms, 200 + 200)
+   * with PeerEurekaNode's 100 ms retry sleep between them. Measured on two real peers: 505–1419 ms
+   * from the cancel to the peer on a loaded machine, never the batch alone. Default 900.
+   */
+  replicationRequestMs?: number
 }
 
 /** Every option, checked against the type by the compiler. */
@@ -33,6 +40,7 @@ const KNOWN = {
   balancer: true,
   peers: true,
   replicationBatchMs: true,
+  replicationRequestMs: true,
   ...Object.fromEntries(WINDOW_PARTS.map((p) => [p, true])) as Record<keyof WindowParts, true>
 } satisfies Record<keyof EurekaWindowOptions, true>
 
@@ -62,10 +70,11 @@ export function eurekaWindows (options: EurekaWindowOptions = {}, at = 'eurekaWi
   }
   const replicated = peers === true || (typeof peers === 'number' && peers > 1)
   const batch = duration(`${at}.replicationBatchMs`, options.replicationBatchMs, 500)
+  const replicationRequest = duration(`${at}.replicationRequestMs`, options.replicationRequestMs, 2 * (200 + 200) + 100)
   const parts: WindowParts = {
     serverCacheMs: readOnly ? cache : 0,
-    // The peer applies the change when the batch arrives; its own caches come after.
-    replicationMs: replicated ? batch : 0,
+    // The peer applies the change when the batch's request lands; its own caches come after.
+    replicationMs: replicated ? batch + replicationRequest : 0,
     clientFetchMs: fetch,
     balancerRefreshMs: balancerMs,
     endpointLagMs: 0,

@@ -84,10 +84,12 @@ test('nothing the adapter starts keeps the process alive', async () => {
 })
 
 test('eurekaWindows({ peers }): a consumer fetching from another peer sees a change one replication batch later', () => {
-  assert.equal(eurekaWindows({ peers: true }).replicationMs, 500)
-  assert.equal(eurekaWindows({ peers: 3, replicationBatchMs: 200 }).replicationMs, 200)
+  assert.equal(eurekaWindows({ peers: true }).replicationMs, 500 + 900, 'the batch, then two tries of the request (200 + 200 ms timeouts, 100 ms apart)')
+  assert.equal(eurekaWindows({ peers: 3, replicationBatchMs: 200 }).replicationMs, 200 + 900)
+  assert.equal(eurekaWindows({ peers: 2, replicationRequestMs: 0 }).replicationMs, 500)
   assert.equal(eurekaWindows({ peers: 1 }).replicationMs, 0, 'one server replicates to nobody')
   assert.equal(eurekaWindows().replicationMs, 0)
   assert.throws(() => eurekaWindows({ peers: 0 }), /eurekaWindows\.peers: must be true, false or the server count/)
   assert.throws(() => eurekaWindows({ replicationBatchMs: -1 }), /eurekaWindows\.replicationBatchMs/)
+  assert.throws(() => eurekaWindows({ replicationRequestMs: -1 }), /eurekaWindows\.replicationRequestMs/)
 })

@@ -1,7 +1,7 @@
 // Eureka's two-level response cache (ResponseCacheImpl). Registry changes
 // invalidate only the read-write level; GETs are served from the read-only
 // level, which a timer refreshes from read-write every
-// responseCacheUpdateIntervalMs, aligned to wall-clock multiples of it. That
+// responseCacheUpdateIntervalMs (first at a wall-clock multiple, then with a fixed delay). That
 // timer is the first hop of the propagation window: after a DELETE, clients keep
 // getting the old payload until the next tick.
 import { gzipSync } from 'node:zlib'
@@ -52,9 +52,18 @@ export class ResponseCache {
     if (this.#closed) return
     const interval = this.#o.updateIntervalMs
     const now = this.#o.clock.now()
-    // Like the java.util.Timer in ResponseCacheImpl: ticks at multiples of the interval.
-    const next = (Math.floor(now / interval) + 1) * interval
-    this.#timer = this.#o.clock.setTimeout(() => { this.refresh(); this.#schedule() }, next - now)
+    // Like the java.util.Timer in ResponseCacheImpl: the first tick at the next multiple of the
+    // interval, then a fixed delay — each tick `interval` after the previous one actually ran, so a
+    // late tick pushes every later one, as on the real server (timer.schedule(task, firstTime, period)).
+    const first = (Math.floor(now / interval) + 1) * interval
+    const tick = (): void => {
+      if (this.#closed) return
+      // Rescheduled from when the timer thread took the task, before running it (TimerThread.mainLoop).
+      this.#timer = this.#o.clock.setTimeout(tick, interval)
+      this.#timer.unref?.()
+      this.refresh()
+    }
+    this.#timer = this.#o.clock.setTimeout(tick, first - now)
     this.#timer.unref?.()
   }
 
