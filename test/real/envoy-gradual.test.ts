@@ -11,7 +11,8 @@ import { Client } from 'undici'
 import { startRealEnvoy } from './helpers/envoy.ts'
 import { consumer, runSidecarDrain, startApp, stat } from './helpers/envoy-drain.ts'
 
-const DRAIN_TIME_S = 4
+// 2 s: a first second with nothing told, a second with everything told (half the drain time is 1 s).
+const DRAIN_TIME_S = 2
 
 /** Each second of the drain: [responses told to close, responses], one fresh connection per request. */
 async function closeShares (t: import('node:test').TestContext, target: 'real' | 'stand-in'): Promise<Array<[number, number]>> {

@@ -17,7 +17,7 @@ import { http, inFullFetch, inRegistry, registration, sleep, SUITE, until, type 
 const require = createRequire(import.meta.url)
 const { Eureka } = require('eureka-js-client') as { Eureka: new (config: object) => any }
 const TICK = SUITE.responseCacheUpdateIntervalMs
-const REPLICATION_SAMPLES = 8
+const REPLICATION_SAMPLES = 6
 const quiet = { debug () {}, info () {}, warn () {}, error () {} }
 
 interface Pair { main: Target, sp: Target }
