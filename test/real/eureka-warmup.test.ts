@@ -50,7 +50,11 @@ before(async () => {
   discovery = eurekaDiscovery({ url: server.eurekaUrl, client: { eureka: { registryFetchInterval: FETCH_S * 1_000 } } })
   balancer = createBalancer({ service: 'orders', discovery, refreshIntervalMs: FETCH_S * 1_000, curve: 'linear', consumerId: 'node-weighted' })
   loop.done = nodeLoop()
-  for (const p of warm) await until(() => java.calls.some((c) => c.instance === p.id) && nodeCalls.some((c) => c.instance === p.id), `both consumers to route to ${p.id}`)
+  // Generous bounds: on a loaded machine the Spring consumer's first fetch and LoadBalancer cache take a while.
+  for (const p of warm) {
+    await until(() => java.calls.some((c) => c.instance === p.id), `the Java consumer to route to ${p.id}`, 180_000)
+    await until(() => nodeCalls.some((c) => c.instance === p.id), `the Node balancer to route to ${p.id}`, 180_000)
+  }
 })
 
 after(async () => {
