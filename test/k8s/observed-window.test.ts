@@ -5,11 +5,13 @@
 // and the Role `lameduck plan` prints is exactly enough, as the pod's own service account.
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { parseAllDocuments } from 'yaml'
 import { until } from '@lameduck/test-utils'
-import { createLifecycle, memoryRegistry, type Lifecycle, type LifecycleOptions, type OfflineReport, type Registry } from '@lameduck/core'
+import { createLifecycle, memoryRegistry, silentLogger, type LifecycleOptions, type LifecycleStatus, type Lifecycle, type OfflineDone, type OfflineReport, type Registry } from '@lameduck/core'
+import { attach } from '@lameduck/node'
 import { observedWindow, readinessGate, type ObservedWindow } from '@lameduck/kubernetes'
 import { plan } from '../../packages/cli/src/commands/plan.ts'
 import { runCommand } from '../../packages/cli/test/helpers.ts'
@@ -77,6 +79,28 @@ describe('the observed window and the readiness gate on a real API server', { sk
     assert.ok(flippedAt >= deletedAt, 'the flip was seen after the DELETE')
     assert.ok(report.windowEndedAt! >= flippedAt + 250, 'the window ended no sooner than the flip + the rest')
     assert.ok((await sliceEndpoints(cp, 'flip', 'orders')).includes('10.0.20.1 false/true/true'), 'the API server lists it serving-terminating')
+  })
+
+  test('through attach(): windowEvidence and observers on the engine; admin /status shows the evidence, /offline?wait=true the terms', async () => {
+    await fleet('engine', [['e1', '10.0.24.1']])
+    const server = createServer((_req, res) => res.end('ok'))
+    const w = evidence('engine', 'e1')
+    const gate = readinessGate({ kubeconfig: cp.kubeconfig('admin'), namespace: 'engine', pod: 'e1' })
+    const lameduck = await attach(server, { service: 'orders', host: '10.0.24.1', windows: { endpointLagMs: 300 }, maxRequestMs: 1_000, shutdownTimeoutMs: 60_000, signals: false, admin: { port: 0 }, terminationMessage: false, logger: silentLogger, windowEvidence: w, observers: [gate] })
+    closers.push(async () => { await lameduck.close(); await new Promise((resolve) => server.close(resolve)) })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    await until(() => lameduck.state === 'serving' && w.observer?.state === 'ready', 'serving, the endpoint seen ready')
+    await until(() => gate.status === true, 'the gate set by the engine\'s observer')
+    const status = await (await fetch(`${lameduck.adminUrl!}/status`)).json() as LifecycleStatus
+    assert.equal(status.windowEvidence!.name, 'kubernetes endpoint')
+    assert.equal(status.windowEvidence!.endpoint, 'ready')
+    assert.deepEqual(status.windowEvidence!.reading, { state: 'pending', detail: "pod 'e1' is still ready in its EndpointSlice" })
+    const offline = fetch(`${lameduck.adminUrl!}/offline?wait=true`, { method: 'POST' })
+    await until(() => lameduck.state === 'draining', 'draining')
+    await deletePod(cp, 'engine', 'e1')
+    const done = await (await offline).json() as OfflineDone
+    assert.deepEqual(done.report.windowTerms.map((t) => [t.term, t.by]), [['registry', 'none'], ['endpointLagMs', 'observed']])
+    assert.match(done.report.windowTerms[1]!.detail, /10\.0\.24\.1 terminating/)
   })
 
   test('without RBAC (the nobody user): the preset window, the reason in the report, said once', async () => {
