@@ -105,7 +105,7 @@ test('per-app and delta GETs are served from the same caches', async () => {
 test('read-only cache timer: first tick at a multiple of the interval, then a fixed delay — a late tick pushes the next (java.util.Timer.schedule)', () => {
   let now = 1_000
   const timers: Array<{ fn: () => void, at: number }> = []
-  const clock: Clock = { now: () => now, setTimeout: (fn, ms) => { const t = { fn, at: now + ms }; timers.push(t); return t }, clearTimeout: () => {} }
+  const clock: Clock = { now: () => now, setTimeout: (fn, ms) => { const t = { fn, at: now + ms, unref: () => t }; timers.push(t); return t }, clearTimeout: () => {} }
   const cache = new ResponseCache({ clock, useReadOnlyCache: true, updateIntervalMs: 300, autoExpirationMs: 180_000, generate: () => '{}' })
   assert.deepEqual(timers.map((t) => t.at), [1_200], 'the first tick on the next multiple')
   now = 1_270 // the timer thread took the task 70 ms late (a busy machine)
