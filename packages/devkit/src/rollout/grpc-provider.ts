@@ -52,7 +52,7 @@ server.addService(WORK_SERVICE, {
 let admin: string | null = null
 if (config.mode === 'lameduck') {
   const { attachGrpc } = await import('@lameduck/grpc')
-  const lameduck = attachGrpc(server, {
+  const lameduck = await attachGrpc(server, {
     service: config.service,
     host: '127.0.0.1',
     instanceId: config.id,
