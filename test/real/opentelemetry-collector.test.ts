@@ -60,7 +60,7 @@ test('SIGTERM: the drain\'s span and the lifecycle metrics reach a real Collecto
 
   const offline = receiver.spans().find((s) => s.name === 'lameduck.offline')
   assert.ok(offline, `the offline span arrived (spans: ${receiver.spans().map((s) => s.name).join(', ')})`)
-  assert.deepEqual(offline.events?.map((e) => e.name), ['lameduck.drain.deregistering', 'lameduck.deregistered', 'lameduck.drain.window', 'lameduck.drain.inflight', 'lameduck.offline'])
+  assert.deepEqual(offline.events?.map((e) => e.name), ['lameduck.drain.deregistering', 'lameduck.deregistered', 'lameduck.drain.window', 'lameduck.drain.inflight', 'lameduck.window.term', 'lameduck.offline'])
   const a = attrs(offline.attributes)
   assert.equal(a['lameduck.offline.outcome'], 'offline')
   assert.equal(a['lameduck.reason'], 'SIGTERM')

@@ -97,6 +97,10 @@ export class OtelLifecycleSpans {
     const span = this.#offline ?? this.#start(SPAN.offline, report.startedAt, report.reason)
     this.#offline = null
     span.setAttributes(reportAttributes(report))
+    // Each term of the window and the evidence that ended it (the registry's confirmation, an observed endpoint, the preset).
+    for (const term of report.windowTerms ?? []) {
+      span.addEvent('lameduck.window.term', { 'lameduck.window.term': term.term, 'lameduck.window.ended_by': term.by, 'lameduck.window.detail': redactText(term.detail) }, term.endsAt ?? report.endedAt)
+    }
     span.addEvent('lameduck.offline', { [ATTR.outcome]: report.outcome }, report.endedAt)
     const why = failure(report)
     if (why !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: why })

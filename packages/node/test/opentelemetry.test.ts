@@ -49,9 +49,12 @@ test('opentelemetry: a drain is one span with an event per phase and the report 
   await s.lameduck.offline({ reason: 'test' })
   const offline = exporter.getFinishedSpans().find((sp) => sp.name === 'lameduck.offline')
   assert.ok(offline, 'the offline span ended with the report')
-  assert.deepEqual(events(offline), ['lameduck.drain.deregistering', 'lameduck.deregistered', 'lameduck.drain.window', 'lameduck.drain.inflight', 'lameduck.offline'])
+  assert.deepEqual(events(offline), ['lameduck.drain.deregistering', 'lameduck.deregistered', 'lameduck.drain.window', 'lameduck.drain.inflight', 'lameduck.window.term', 'lameduck.offline'])
   const window = offline.events.find((e) => e.name === 'lameduck.drain.window')!
   assert.equal(window.attributes?.['lameduck.reason'], 'deregistration confirmed')
+  const term = offline.events.find((e) => e.name === 'lameduck.window.term')!
+  assert.equal(term.attributes?.['lameduck.window.term'], 'registry')
+  assert.equal(term.attributes?.['lameduck.window.ended_by'], 'confirmed')
   const inflight = offline.events.find((e) => e.name === 'lameduck.drain.inflight')!
   assert.equal(inflight.attributes?.['lameduck.reason'], 'window elapsed')
   assert.equal(offline.attributes['lameduck.offline.outcome'], 'offline')
