@@ -12,6 +12,7 @@ const report = (over: Partial<OfflineReport> = {}): OfflineReport => ({
   windowMs: 30_000,
   windowEndedAt: 30_010,
   endedEarly: false,
+  windowTerms: [],
   sidecarMs: 0,
   inflightWaitMs: 5,
   endedAt: 30_015,
