@@ -21,7 +21,7 @@ const report = (over: Partial<OfflineReport> = {}): OfflineReport => ({
   inflightAtEnd: 0,
   problems: [],
   ...over
-})
+}) as OfflineReport
 
 test('reportEvents: Drained, DrainCut, DeregistrationUnconfirmed, OfflineCancelled from the report', () => {
   assert.deepEqual(reportEvents(report()).map((e) => `${e.type} ${e.reason}`), ['Normal Drained'])
