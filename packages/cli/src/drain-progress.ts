@@ -39,7 +39,9 @@ export function describeStatus (status: StatusView, now: number): string {
       parts.push(`deregistration not confirmed yet${d ? ` (${d.attempts} attempts${d.lastError ? `, last error: ${d.lastError}` : ''})` : ''}`)
     } else if (countsDown(drain.phase)) {
       const left = Math.max(0, (drain.windowEndsAt ?? now) - now)
-      parts.push(`window ${formatSeconds(roundTenth(left))} left of ${formatSeconds(total)}`)
+      // An observed term not over yet: the window waits for it, the budget bounds the wait.
+      const waiting = (drain.windowTerms ?? []).find((t) => t.by === 'pending' && t.term !== 'registry')
+      parts.push(waiting === undefined ? `window ${formatSeconds(roundTenth(left))} left of ${formatSeconds(total)}` : `window waits for ${waiting.detail} (at most ${formatSeconds(roundTenth(left))} more)`)
       if (drain.earlyOfflinePending) parts.push(`early offline pending: ${drain.earlyOfflinePending}`)
     } else if (drain.phase !== undefined && Object.hasOwn(DRAIN_PHASE_INFO, drain.phase)) {
       parts.push(DRAIN_PHASE_INFO[drain.phase as keyof typeof DRAIN_PHASE_INFO].summary)
