@@ -18,7 +18,9 @@ with a loss report.
 Options:
   --registry eureka|nacos|none   traffic path (none = Kubernetes Service)   [eureka]
                                  (eureka-real: the real Netflix Eureka server and a Java consumer,
-                                  run from a clone of the repository: test/real/rollout.ts)
+                                  run from a clone of the repository: test/real/rollout.ts;
+                                  kubernetes: a real kube-apiserver and EndpointSlice controller,
+                                  kubernetesDiscovery() consumers: test/k8s/rollout.ts)
   --cluster N                    registry servers: Eureka peers / Nacos nodes  [1]
   --no-push                      Nacos: no UDP push, the consumer polls (cacheMillis)
   --sidecar [stand-in|envoy-real]  an Istio-style Envoy sidecar in front of every provider: the devkit's
@@ -107,6 +109,7 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
   })
   if (values.help) { out(ROLLOUT_USAGE); return 0 }
   if (values.registry?.endsWith('-real')) return realRollout(argv, out)
+  if (values.registry === 'kubernetes') return delegate(K8S_RUNNER, argv, out, 'the kubernetes path needs a clone of the lameduck repository and the control plane of test/k8s/install.sh (Go):\n  bash test/k8s/install.sh && node --conditions=@lameduck/source test/k8s/rollout.ts --mode lameduck|naive --consumer balancer|plain\n')
   const n = (v: string | undefined, flag: string): number | undefined => v === undefined ? undefined : numeric(`--${flag}`, v)
   const options: RolloutOptions = {
     registry: values.registry as RolloutOptions['registry'],
@@ -138,6 +141,15 @@ export async function runRolloutCli (argv: string[], out: (s: string) => void = 
 
 // The real servers (JVMs built by Maven) live in the repository's test/real, not in this package.
 const REAL_RUNNER = fileURLToPath(new URL('../../../../test/real/rollout.ts', import.meta.url))
+// So does the real Kubernetes control plane (built from the Go module proxy), in test/k8s.
+const K8S_RUNNER = fileURLToPath(new URL('../../../../test/k8s/rollout.ts', import.meta.url))
+
+/** Runs a repository script with the same flags when run from a clone, else says how. */
+function delegate (runner: string, argv: string[], out: (s: string) => void, missing: string): number {
+  if (!existsSync(runner)) { out(`lameduck-devkit rollout: ${missing}`); return 2 }
+  const r = spawnSync(process.execPath, ['--conditions=@lameduck/source', runner, ...argv], { stdio: 'inherit' })
+  return r.status ?? 1
+}
 
 /** --registry eureka-real|nacos-real: delegates to test/real/rollout.ts when run from a clone, else says where it is. */
 function realRollout (argv: string[], out: (s: string) => void): number {
