@@ -8,6 +8,8 @@ import { benchOverhead } from '../packages/fastify/bench/overhead.ts'
 import { benchEngineOverhead } from '../packages/node/bench/overhead.ts'
 import { benchHookCost } from '../packages/node/bench/hook-cost.ts'
 import { benchOtelOverhead } from '../packages/node/bench/otel-overhead.ts'
+import { benchGrpcOverhead } from '../packages/grpc/bench/overhead.ts'
+import { benchCallgrind, hasValgrind } from '../packages/grpc/bench/callgrind.ts'
 import { skipReason as k8sSkipReason } from '../test/k8s/helpers/control-plane.ts'
 
 const sections: string[] = []
@@ -28,6 +30,16 @@ console.log('\n== engine overhead with the OpenTelemetry SDK installed: node:htt
 const otel = await benchOtelOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
 console.log(`${otel.setup}\n\n${otel.table}`)
 sections.push(`## Engine overhead with the OpenTelemetry SDK installed\n\n\`packages/node/bench/otel-overhead.ts\`. ${otel.setup}\n\n${otel.table}`)
+
+console.log('\n== gRPC overhead: a unary grpc-js server, bare vs under attachGrpc() from @lameduck/grpc')
+const grpcBench = await benchGrpcOverhead(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_SECONDS ?? 3))
+console.log(`${grpcBench.setup}\n\n${grpcBench.table}`)
+// Within ±5 % the calls/s ratio is the machine's noise: count instructions per call instead, where valgrind is.
+const grpcNoise = process.env.BENCH_CALLGRIND === '1' || Math.abs(grpcBench.cpsRatio - 1) <= 0.05
+const grpcCallgrind = grpcNoise && hasValgrind() ? await benchCallgrind() : null
+if (grpcCallgrind !== null) console.log(`${grpcCallgrind.setup}\n\n${grpcCallgrind.table}`)
+const grpcCallgrindText = grpcCallgrind !== null ? `\n\nInstructions per call (the ratio is within ±5 %, the machine's noise): ${grpcCallgrind.setup}\n\n${grpcCallgrind.table}` : grpcNoise ? '\n\nInstructions per call: skipped, valgrind not found (apt-get install valgrind).' : ''
+sections.push(`## gRPC overhead (@lameduck/grpc)\n\n\`packages/grpc/bench/overhead.ts\`. ${grpcBench.setup}\n\n${grpcBench.table}${grpcCallgrindText}`)
 
 console.log('\n== engine cost per request without the network: node:http, Express and h2c over in-memory connections')
 const hook = await benchHookCost(Number(process.env.BENCH_ROUNDS ?? 7))
