@@ -147,3 +147,24 @@ test('Service path over HTTPS: lameduck loses 0', async () => {
   assert.equal(r.failed, 0, JSON.stringify(r.failureSamples.slice(0, 3)))
   for (const o of r.offline) assert.equal(o.killed, false)
 })
+
+// --transport grpc: grpc-js providers (attachGrpc in lameduck mode, bare with tryShutdown on
+// SIGTERM in naive mode), load from real grpc-js clients (channels on the Service address; on
+// Eureka a lameduck:// channel, @lameduck/grpc's lameduckResolver, or a plain pick per address).
+test('gRPC, Service path: lameduck (attachGrpc) loses 0 calls, naive loses some', async () => {
+  const lameduck = await runRollout({ ...small, registry: 'none', transport: 'grpc', mode: 'lameduck' })
+  assert.ok(lameduck.total >= 600, `hundreds of calls (${lameduck.total})`)
+  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  for (const o of lameduck.offline) assert.equal(o.drain?.outcome, 'offline', `${o.id} drained to offline`)
+  const naive = await runRollout({ ...small, registry: 'none', transport: 'grpc', mode: 'naive' })
+  assert.ok(naive.failed > 0, 'the lab sees the loss of a naive gRPC rollout')
+})
+
+test('gRPC, Eureka path: lameduck (attachGrpc, lameduck:// consumer) loses 0 calls, naive (plain consumer) loses some', async () => {
+  const lameduck = await runRollout({ ...small, registry: 'eureka', transport: 'grpc', mode: 'lameduck', consumer: 'balancer' })
+  assert.ok(lameduck.total >= 600, `hundreds of calls (${lameduck.total})`)
+  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  for (const o of lameduck.offline) assert.equal(o.drain?.outcome, 'offline', `${o.id} drained to offline`)
+  const naive = await runRollout({ ...small, registry: 'eureka', transport: 'grpc', mode: 'naive' })
+  assert.ok(naive.failed > 0, 'the lab sees the loss of a naive gRPC rollout')
+})
