@@ -97,7 +97,7 @@ test('negative control (real Envoy): with the count alone, an idle pooled consum
   const { envoy } = await setup(t)
   const c = await consumer(envoy)
   t.after(() => c.agent.close())
-  const drainTimeoutMs = 4_000
+  const drainTimeoutMs = 2_500
   const { problems, startedAt, endedAt } = await runSidecarDrain(envoy, { drainTimeoutMs, idleQuietMs: false })
   assert.deepEqual(problems.map((p) => (p as EnvoyAdminError).code), [ENVOY_ERROR_CODES.TIMEOUT])
   assert.match((problems[0] as Error).message, /still open/)
