@@ -1,7 +1,7 @@
 // `npm run bench` part: the rollout lab's full matrix — traffic paths × modes, with the
 // faithful stand-ins (Eureka peers, Nacos snapshot / push off / cluster, Istio-style
 // sidecars with and without EXIT_ON_ZERO_ACTIVE_CONNECTIONS) — then the transports
-// (https, h2c, h2) on the Service and Eureka paths, then a sweep of the `sleep N`
+// (https, h2c, h2, grpc) on the Service and Eureka paths, then a sweep of the `sleep N`
 // preStop to find the N that matches lameduck. Every cell uses the plain consumer
 // (round robin, keep-alive, no retries). Prints markdown.
 //   node --conditions=@lameduck/source packages/devkit/bench/rollout.ts [--rps 500] [--quick]
@@ -29,7 +29,7 @@ const modes: Array<{ name: string, options: RolloutOptions }> = [
   { name: 'sleep 30', options: { mode: 'sleep', sleepSeconds: 30 } },
   { name: 'lameduck', options: { mode: 'lameduck' } }
 ]
-const transports = ['https', 'h2c', 'h2'] as const
+const transports = ['https', 'h2c', 'h2', 'grpc'] as const
 
 async function run (path: string, mode: string, options: RolloutOptions): Promise<Row> {
   const report = await runRollout({ rps, consumer: 'plain', ...options })
@@ -62,7 +62,7 @@ for (const path of values.quick ? paths.slice(0, 1) : paths.slice(0, 2)) {
 const out: string[] = []
 out.push(`## Rollout lab: paths × modes\n\nWritten by ${SCRIPT}. 3 providers, rolling update maxSurge 1 / maxUnavailable 0, open-loop ${rps} req/s (10 % slow 300 ms requests) from a plain consumer (round robin over its list, keep-alive, no retries). Cache periods and Istio's drain durations scaled ×0.05 (a 90 s window runs as 4.5 s); fixed delays run at full length: Eureka's 500 ms replication batch, Nacos's 100 ms push check and 1 s distro sync, Kubernetes' 1 s endpoint lag. No lab margin: the window is what the calculator gives. Failures: refused / no instance / reset / 5xx / timeout. Lag: event-loop delay p99 measured in the run.\n`)
 out.push(...table(rows))
-out.push(`\n## Rollout lab: transports\n\nWritten by ${SCRIPT}. The same rollout with the providers serving HTTPS (HTTP/1.1 over TLS), h2c (HTTP/2 cleartext) or h2 (HTTP/2 over TLS, ALPN) and the consumer speaking it (undici, \`allowH2\`).\n`)
+out.push(`\n## Rollout lab: transports\n\nWritten by ${SCRIPT}. The same rollout with the providers serving HTTPS (HTTP/1.1 over TLS), h2c (HTTP/2 cleartext) or h2 (HTTP/2 over TLS, ALPN) and the consumer speaking it (undici, \`allowH2\`), or gRPC (grpc-js servers under \`attachGrpc\` in lameduck mode, bare with \`tryShutdown()\` on SIGTERM in naive mode; grpc-js clients: 4 channels on the Service address, or a channel per address picked round robin from the Eureka list).\n`)
 out.push(...table(transportRows))
 
 // What does `sleep N` need on the Eureka path to lose nothing, and what does it cost?
