@@ -19,9 +19,11 @@ async function spawnEnvoy (args: string[]): Promise<Proc> {
   let out = ''
   child.stdout!.on('data', (c: Buffer) => { out += c })
   child.stderr!.on('data', (c: Buffer) => { out += c })
-  const deadline = Date.now() + 10_000
+  // A starved machine takes tens of seconds to start a TypeScript child; a child that never
+  // says it started is killed here, or it would keep the test file from ever exiting.
+  const deadline = Date.now() + 60_000
   while (!/envoy admin on (\S+)/.test(out)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`envoy did not start: ${out}`)
+    if (child.exitCode !== null || Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`envoy did not start: ${out}`) }
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
   return { child, url: /listening on (\S+)/.exec(out)![1]!, adminUrl: /admin on (\S+)/.exec(out)![1]!, output: () => out }

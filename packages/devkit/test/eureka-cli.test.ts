@@ -26,7 +26,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`the CLI prints its address, serves, and stops cleanly on ${signal}`, async () => {
     const p = cli(['--port', '0', '--response-cache-update-ms', '200', '--no-readonly-cache'])
     try {
-      const line = await until(() => /listening on (http:\/\/\S+)/.exec(p.out()), 'the address line', { timeoutMs: 10_000, intervalMs: 20 })
+      const line = await until(() => /listening on (http:\/\/\S+)/.exec(p.out()), 'the address line', { timeoutMs: 60_000, intervalMs: 20 })
       const url = line![1]!
       await until(() => /read-only cache off/.test(p.out()), 'the settings line', { timeoutMs: 5_000, intervalMs: 20 })
       assert.equal((await call('POST', `${url}/apps/orders`, { body: body('o1') })).status, 204)

@@ -71,14 +71,16 @@ test('runNacosCli --nodes 2 starts a cluster; a write on one node reaches the ot
 })
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  test(`the CLI stops cleanly on ${signal} and the process exits`, async () => {
+  test(`the CLI stops cleanly on ${signal} and the process exits`, async (t) => {
     const cli = new URL('../src/nacos/cli.ts', import.meta.url).pathname
     const child = spawn(process.execPath, ['--conditions=@lameduck/source', '--input-type=module', '-e',
       `import { runNacosCli } from ${JSON.stringify(cli)}; await runNacosCli(['--port', '0', '--push-delay-ms', '50'])`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    // Whatever fails below, the child goes (a live child keeps the test file from exiting).
+    t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
     child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    const url = await waitFor('the address line', () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 10_000)
+    const url = await waitFor('the address line', () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000)
     assert.equal(((await (await fetch(`${url}/v1/ns/operator/metrics`)).json()) as { status: string }).status, 'UP')
     const register = await fetch(`${url}/v1/ns/instance?serviceName=orders&ip=127.0.0.1&port=8080`, { method: 'POST' })
     assert.equal(await register.text(), 'ok')
