@@ -18,7 +18,7 @@ export interface RolloutOptions {
   sidecar?: boolean | SidecarKind
   /** The sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS (Envoy then keeps downstream_cx_active). Default false. */
   exitOnZeroActiveConnections?: boolean
-  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext), h2 (HTTP/2 over TLS) or grpc (grpc-js servers, attachGrpc in mode lameduck, and grpc-js clients). Service and Eureka paths, no sidecar. Default 'http'. */
+  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext), h2 (HTTP/2 over TLS) or grpc (grpc-js servers, attachGrpc in mode lameduck, and grpc-js clients). Service and Eureka paths (grpc: Nacos too), no sidecar. Default 'http'. */
   transport?: Transport
   /** naive: no preStop; sleep: preStop `sleep N`; lameduck: preStop `lameduck prestop`. Default 'lameduck'. */
   mode?: RolloutMode
@@ -82,7 +82,7 @@ export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   const transport = o.transport ?? 'http'
   if (!TRANSPORTS.includes(transport)) throw new InvalidOptionError('transport', `must be ${TRANSPORTS.join(', ')}, got ${String(transport)}`)
   const sidecar = sidecarKind(o.sidecar)
-  if (transport !== 'http' && (registry === 'nacos' || sidecar !== false)) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths without a sidecar; use transport 'http' with ${registry === 'nacos' ? 'registry nacos' : 'sidecar'}`)
+  if (transport !== 'http' && ((registry === 'nacos' && transport !== 'grpc') || sidecar !== false)) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths${transport === 'grpc' ? ' and Nacos' : ''} without a sidecar; use transport 'http' with ${sidecar === false ? 'registry nacos' : 'sidecar'}`)
   const cluster = int('cluster', o.cluster ?? 1, 1)
   if (cluster > 1 && registry === 'none') throw new InvalidOptionError('cluster', 'needs a registry (eureka or nacos); the Service path has none')
   return {

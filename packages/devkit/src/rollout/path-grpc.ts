@@ -7,6 +7,7 @@
 //   channel on a `lameduck://` target (@lameduck/grpc's lameduckResolver over
 //   eurekaDiscovery) or, 'plain', one channel per address picked round robin from
 //   the discovery list as it stands.
+// - Nacos: the same with the devkit Nacos server(s) and nacosDiscovery.
 import * as grpc from '@grpc/grpc-js'
 import { Agent } from 'undici'
 import { serviceKey, type Discovery } from '@lameduck/core'
@@ -74,14 +75,8 @@ function plainGrpcConsumer (discovery: Discovery, service: string): { pick: () =
   }
 }
 
-export async function grpcEurekaPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
-  const { eurekaPath } = await import('./path-eureka.ts')
-  // The same Eureka server(s), caches and window as the HTTP lab; its HTTP consumers stay unused.
-  const base = await eurekaPath(o, service)
-  const readFrom = (base.describe.eureka as string[]).at(-1)!
-  const fetchMs = base.describe.registryFetchIntervalMs as number
-  const refreshMs = base.describe.balancerRefreshMs as number
-  const discovery = eurekaDiscovery({ url: readFrom, client: { eureka: { registryFetchInterval: fetchMs } } })
+/** A registry path's servers and window, with gRPC consumers over `discovery` in place of its HTTP ones. */
+async function withGrpcConsumers (o: ResolvedRollout, service: string, base: TrafficPath, discovery: Discovery & { close(): Promise<void> }, refreshMs: number): Promise<TrafficPath> {
   const resolver = o.consumer === 'plain' ? null : (await import('@lameduck/grpc')).lameduckResolver({ discovery, refreshIntervalMs: refreshMs, consumerId: 'rollout-consumer', curve: 'linear' })
   const aware = resolver === null ? null : new WorkClient(resolver.target(service), insecure)
   const plain = plainGrpcConsumer(discovery, service)
@@ -89,7 +84,7 @@ export async function grpcEurekaPath (o: ResolvedRollout, service: string): Prom
     ...base,
     discovered: (count) => until(() => discovery.instances(serviceKey(service)).length >= count),
     load: new GrpcLoad({ client: aware === null ? plain.pick : () => aware, rps: o.rps, slowShare: o.slowShare }),
-    describe: { ...base.describe, transport: 'grpc', consumer: resolver === null ? 'grpc-js, a channel per address, round robin over the Eureka list' : 'grpc-js on lameduck:// (lameduckResolver over eurekaDiscovery)' },
+    describe: { ...base.describe, transport: 'grpc', consumer: resolver === null ? 'grpc-js, a channel per address, round robin over the registry list' : 'grpc-js on lameduck:// (lameduckResolver over the registry discovery)' },
     scenario: { consumer: resolver === null ? 'grpc-plain' : 'grpc-lameduck' },
     async close () {
       aware?.close()
@@ -99,4 +94,22 @@ export async function grpcEurekaPath (o: ResolvedRollout, service: string): Prom
       await base.close()
     }
   }
+}
+
+export async function grpcEurekaPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
+  const { eurekaPath } = await import('./path-eureka.ts')
+  // The same Eureka server(s), caches and window as the HTTP lab; its HTTP consumers stay unused.
+  const base = await eurekaPath(o, service)
+  const readFrom = (base.describe.eureka as string[]).at(-1)!
+  const discovery = eurekaDiscovery({ url: readFrom, client: { eureka: { registryFetchInterval: base.describe.registryFetchIntervalMs as number } } })
+  return withGrpcConsumers(o, service, base, discovery, base.describe.balancerRefreshMs as number)
+}
+
+export async function grpcNacosPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
+  const { nacosPath } = await import('./path-nacos.ts')
+  const { nacosDiscovery } = await import('@lameduck/nacos')
+  // The same Nacos node(s), push, polling and window as the HTTP lab; its HTTP consumers stay unused.
+  const base = await nacosPath(o, service)
+  const serverList = (base.describe.nacos as string[]).map((url) => new URL(url).host).join(',')
+  return withGrpcConsumers(o, service, base, nacosDiscovery({ serverList }), base.describe.cacheMillis as number)
 }

@@ -68,7 +68,7 @@ export const PRODUCTION = {
 export async function createPath (o: ResolvedRollout): Promise<TrafficPath> {
   if (o.transport === 'grpc') {
     const grpc = await import('./path-grpc.ts')
-    return o.registry === 'none' ? grpc.grpcServicePath(o) : grpc.grpcEurekaPath(o, SERVICE)
+    return o.registry === 'none' ? grpc.grpcServicePath(o) : o.registry === 'eureka' ? grpc.grpcEurekaPath(o, SERVICE) : grpc.grpcNacosPath(o, SERVICE)
   }
   if (o.registry === 'none') return servicePath(o)
   if (o.registry === 'eureka') return (await import('./path-eureka.ts')).eurekaPath(o, SERVICE)
