@@ -153,10 +153,21 @@ function readyStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions): StartupS
 
 type StepContext = Parameters<DrainStep['run']>[0]
 
-/** The drain's progress as log lines; each kind of stats failure reported once as a problem. */
-function progressReporter (o: ResolvedEnvoySidecarOptions, { logger, problem }: StepContext): (event: DrainProgress) => void {
+interface ProgressReporter {
+  onProgress(event: DrainProgress): void
+  /** Once the wait ended: what was held back is a problem only if the phase did not end on other evidence. */
+  settle(outcome: string): void
+}
+
+/**
+ * The drain's progress as log lines; each kind of stats failure reported once as a problem.
+ * "Count unavailable" is held back: under Istio's default stats inclusion Envoy has no listener
+ * count at all, and when the request gauges end the phase ('idle') nothing went wrong.
+ */
+function progressReporter (o: ResolvedEnvoySidecarOptions, { logger, problem }: StepContext): ProgressReporter {
   const reported = new Set<string>()
-  return (event) => {
+  let unavailable: unknown = null
+  const onProgress = (event: DrainProgress): void => {
     switch (event.type) {
       case 'attempt-failed':
         logger.warn({ err: event.error, envoy: { action: event.call.action, attempt: event.attempt } }, `lameduck: Envoy ${event.call.action} attempt ${event.attempt} failed`)
@@ -175,10 +186,19 @@ function progressReporter (o: ResolvedEnvoySidecarOptions, { logger, problem }: 
         const key = event.error instanceof EnvoyAdminError ? event.error.code : String(event.error)
         if (reported.has(key)) return
         reported.add(key)
-        problem(event.error)
+        if (key === ENVOY_ERROR_CODES.STATS_UNAVAILABLE) unavailable = event.error; else problem(event.error)
       }
     }
   }
+  const settle = (outcome: string): void => {
+    if (unavailable === null) return
+    if (outcome === 'idle' || outcome === 'drained') {
+      logger.info({ envoy: { outcome } }, `lameduck: Envoy's connection count was not available (${(unavailable as Error).message}); the drain ended on other evidence (${outcome})`)
+    } else {
+      problem(unavailable)
+    }
+  }
+  return { onProgress, settle }
 }
 
 function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy: 'listeners' | 'healthcheck'): DrainStep {
@@ -186,6 +206,7 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
     name: 'envoy drain',
     async run (ctx) {
       const { signal, clock, logger, problem } = ctx
+      const reporter = progressReporter(o, ctx)
       // The whole step, retries of the drain call included, is bounded by drainTimeoutMs
       // (plus at most one admin request in flight at the deadline): the shutdown budget counts on it.
       const result = await drainEnvoy(admin, {
@@ -203,8 +224,9 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
         inboundListeners: o.inboundListeners,
         signal,
         clock,
-        onProgress: progressReporter(o, ctx)
+        onProgress: reporter.onProgress
       })
+      reporter.settle(result.outcome)
       // Nothing was drained, so there is nothing to wait for.
       if (result.outcome === 'not-sent') problem(result.error)
       if (result.outcome === 'idle') {
