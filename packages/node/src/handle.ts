@@ -1,5 +1,5 @@
 import { type Lifecycle, type LifecycleEvents, type LifecycleStatus, type OfflineReport } from '@lameduck/core'
-import type { Engine } from './attach.ts'
+import type { Engine } from './engine.ts'
 import { NotListeningError } from './errors.ts'
 import type { ProbeAnswer, ProbeKind } from './probes.ts'
 

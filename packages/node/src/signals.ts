@@ -1,5 +1,5 @@
 import type { Lifecycle, Logger } from '@lameduck/core'
-import type { Connections } from './connections.ts'
+import type { ConnectionStats } from './connections.ts'
 import { coordinator, type Participant } from './signal-coordinator.ts'
 
 export interface SignalContext {
@@ -7,7 +7,8 @@ export interface SignalContext {
   logger: Logger
   signals: NodeJS.Signals[]
   shutdownTimeoutMs: number
-  connections: Connections
+  /** The transport's connections: counted in what a forced exit cut, then destroyed. */
+  connections: { stats(): ConnectionStats, destroyAll(): void }
   /** What runs after the offline sequence: let connections go, then close the app. */
   close: () => Promise<void>
   /** Describes the requests in flight, for the log of what a forced exit cut. */
