@@ -1,0 +1,186 @@
+import type { Server } from '@grpc/grpc-js'
+import type { ServerHttp2Session } from 'node:http2'
+import { isLeaving, type StateChange } from '@lameduck/core'
+import type { ConnectionStats, GoingAway, ListenAddress, Transport, TransportHost } from '@lameduck/node/engine'
+import { whenBound } from './binding.ts'
+import { CallTable } from './calls.ts'
+import { HEALTH_SERVICE, healthServiceDefinition } from './health-codec.ts'
+import { HealthService } from './health.ts'
+import type { ResolvedGrpcOptions } from './options.ts'
+import { addInterceptor, http2Servers, serviceNames, sessions, type Binding } from './server-internals.ts'
+import { goAway, tryShutdownWithin } from './shutdown.ts'
+
+/** After the drain, calls still open (streams the app did not end on 'goingAway') get this long before the cut. */
+export const CLOSE_GRACE_MS = 1_500
+
+const kAttached = Symbol.for('lameduck.grpc.attached')
+
+export function isAttached (server: Server): boolean {
+  return (server as { [kAttached]?: boolean })[kAttached] === true
+}
+
+/**
+ * attachGrpc()'s transport: a @grpc/grpc-js Server. Counts calls through a
+ * server interceptor, serves grpc.health.v1 on the lifecycle, starts the
+ * lifecycle once the server is bound, sends GOAWAY to every connection when the
+ * window is over, and closes with tryShutdown, bounded, then forceShutdown,
+ * naming the calls the bound cut. The app's own tryShutdown()/forceShutdown()
+ * (a SIGTERM handler, a framework's close) are held until the offline sequence is over.
+ */
+export class GrpcTransport implements Transport {
+  readonly calls: CallTable
+  readonly health: HealthService | null
+  readonly #server: Server
+  readonly #host: TransportHost
+  readonly #options: ResolvedGrpcOptions
+  readonly #shutdown: { tryShutdown: Server['tryShutdown'], forceShutdown: Server['forceShutdown'] }
+  #binding: Binding | null = null
+  readonly #hooked = new WeakSet<object>()
+  #closedWhileDraining = 0
+  #closing: Promise<void> | null = null
+  #undo: Array<() => void> = []
+
+  constructor (server: Server, host: TransportHost, options: ResolvedGrpcOptions) {
+    this.#server = server
+    this.#host = host
+    this.#options = options
+    this.#shutdown = { tryShutdown: server.tryShutdown, forceShutdown: server.forceShutdown }
+    this.calls = new CallTable(host.inflight, host.tracker)
+    this.health = options.health ? this.#serveHealth() : null
+    this.#undo.push(addInterceptor(server, this.calls.interceptor()))
+    ;(server as { [kAttached]?: boolean })[kAttached] = true
+    this.#undo.push(() => { delete (server as { [kAttached]?: boolean })[kAttached] })
+    this.#holdAppShutdown()
+  }
+
+  #serveHealth (): HealthService {
+    const server = this.#server
+    const health = new HealthService({
+      serving: () => this.#host.probe('ready').statusCode === 200,
+      knows: (name) => name === '' || name === HEALTH_SERVICE || serviceNames(server).has(name)
+    })
+    // attachGrpc() checked there is no health service yet: addService() cannot throw here.
+    server.addService(healthServiceDefinition, health.implementation())
+    this.#undo.push(() => { health.close(); server.removeService(healthServiceDefinition) })
+    return health
+  }
+
+  stats (): ConnectionStats {
+    this.#hookSessions()
+    return { open: sessions(this.#server).length, upgraded: this.calls.streams, closedWhileDraining: this.#closedWhileDraining }
+  }
+
+  longLived (): number { return this.calls.streams }
+
+  describeInflight (): string { return this.calls.describe() }
+
+  onState (change: StateChange): void {
+    this.calls.marking = isLeaving(change.to) ? change.to : null
+    this.health?.changed()
+  }
+
+  goingAway (cause: GoingAway['cause']): void {
+    if (cause !== 'window') return
+    const told = goAway(this.#server)
+    this.#host.log.info({ lameduck: { goAway: told, inflight: this.#host.inflight.count } },
+      `lameduck: window over: GOAWAY to ${told} gRPC connection(s); clients reconnect elsewhere, ${this.#host.inflight.count} call(s) in flight complete (bound: maxRequestMs)`)
+  }
+
+  whenReady (start: () => void): () => void {
+    return whenBound(this.#server, {
+      name: this.#options.bindAddress,
+      timeoutMs: this.#options.bindTimeoutMs,
+      ready: (binding) => {
+        this.#binding = binding
+        this.#hookSessions()
+        start()
+      },
+      failed: (err) => { this.#host.fail(err) }
+    })
+  }
+
+  address (): ListenAddress | null {
+    const b = this.#binding
+    return b === null ? null : { address: b.address, port: b.port }
+  }
+
+  /** Counts connections that close while the instance is leaving, for the metrics. */
+  #hookSessions (): void {
+    for (const h2 of http2Servers(this.#server)) {
+      if (this.#hooked.has(h2)) continue
+      this.#hooked.add(h2)
+      const track = (session: ServerHttp2Session): void => {
+        session.once('close', () => { if (isLeaving(this.#host.lifecycle.state)) this.#closedWhileDraining++ })
+      }
+      h2.on('session', track)
+      this.#undo.push(() => { h2.off('session', track) })
+    }
+    for (const s of sessions(this.#server)) {
+      if (this.#hooked.has(s)) continue
+      this.#hooked.add(s)
+      s.once('close', () => { if (isLeaving(this.#host.lifecycle.state)) this.#closedWhileDraining++ })
+    }
+  }
+
+  /** After the offline sequence: Watch streams end, then tryShutdown, bounded, then forceShutdown with what it cut. */
+  closeAfterDrain (): Promise<void> {
+    this.#closing ??= this.#close()
+    return this.#closing
+  }
+
+  async #close (): Promise<void> {
+    this.health?.close()
+    const clean = await tryShutdownWithin(this.#server, this.#shutdown.tryShutdown, CLOSE_GRACE_MS)
+    if (!clean) this.#cut(`${CLOSE_GRACE_MS} ms after the drain (closing)`)
+    await this.#host.close()
+  }
+
+  /** Forces the server down, naming the calls still open. */
+  #cut (when: string): void {
+    const open = this.calls.list().length
+    if (open > 0) {
+      this.#host.log.warn({ lameduck: { cut: this.calls.list().map((c) => ({ method: c.path, kind: c.kind, peer: c.peer, openMs: Date.now() - c.at })) } },
+        `lameduck: ${open} gRPC call(s) still open ${when}; cutting them (forceShutdown): ${this.calls.describe()}`)
+    }
+    this.#shutdown.forceShutdown.call(this.#server)
+  }
+
+  destroyAll (): void { this.#shutdown.forceShutdown.call(this.#server) }
+
+  /**
+   * The app's own tryShutdown()/forceShutdown() (a SIGTERM handler, NestJS's
+   * close) would stop the server while it is registered and consumers still
+   * call it. Held: the offline sequence runs first, then tryShutdown, bounded,
+   * or the forced close the app asked for. Once closing, they go straight through.
+   */
+  #holdAppShutdown (): void {
+    const server = this.#server
+    const { tryShutdown, forceShutdown } = this.#shutdown
+    const { lifecycle, log } = this.#host
+    const held = (name: string): boolean => {
+      const state = lifecycle.state
+      if (state === 'closing' || state === 'stopped') return false
+      log.info({ lameduck: { state } }, `lameduck: server.${name}() called in state ${state}: running the offline sequence first (deregister, window, in-flight), then closing`)
+      return true
+    }
+    const lameduckTryShutdown = (cb: (err?: Error) => void): void => {
+      if (!held('tryShutdown')) { tryShutdown.call(server, cb); return }
+      lifecycle.shutdown('server.tryShutdown()').catch(() => {}).then(() => this.closeAfterDrain()).then(() => { cb() }, cb)
+    }
+    const lameduckForceShutdown = (): void => {
+      if (!held('forceShutdown')) { forceShutdown.call(server); return }
+      lifecycle.shutdown('server.forceShutdown()').catch(() => {}).then(() => { this.#cut('when the app forced shutdown after the drain'); return this.#host.close() }).catch(() => {})
+    }
+    const own = { tryShutdown: Object.hasOwn(server, 'tryShutdown'), forceShutdown: Object.hasOwn(server, 'forceShutdown') }
+    server.tryShutdown = lameduckTryShutdown
+    server.forceShutdown = lameduckForceShutdown
+    this.#undo.push(() => {
+      if (server.tryShutdown === lameduckTryShutdown) { if (own.tryShutdown) server.tryShutdown = tryShutdown; else delete (server as Partial<Server>).tryShutdown }
+      if (server.forceShutdown === lameduckForceShutdown) { if (own.forceShutdown) server.forceShutdown = forceShutdown; else delete (server as Partial<Server>).forceShutdown }
+    })
+  }
+
+  detach (): void {
+    for (const undo of this.#undo.splice(0).reverse()) undo()
+  }
+}

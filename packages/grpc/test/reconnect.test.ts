@@ -1,0 +1,88 @@
+// Two servers behind one grpc-js channel (round_robin over both addresses), under a steady
+// load of unary calls. One is shut down: with lameduck its connections get GOAWAY once the
+// window is over, its calls in flight complete, and the client carries on on the other with
+// no failed call. Negative control: the naive shutdown (forceShutdown) fails the calls in flight.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import * as grpc from '@grpc/grpc-js'
+import { clientCredentials, Echo, SECURITIES, startGrpc, unary, until, type Security, type Started } from './helpers.ts'
+
+interface Load { ok: number, failed: Array<{ code: number, details: string }>, servedBy: Record<string, number>, stop(): Promise<void> }
+
+/** `concurrency` loops of unary calls (each `ms` long on the server) until stopped. */
+function load (client: Record<string, any>, concurrency: number, ms: number): Load {
+  const state = { running: true }
+  const result: Load = { ok: 0, failed: [], servedBy: {}, stop: async () => { state.running = false; await Promise.all(loops) } }
+  const loop = async (): Promise<void> => {
+    while (state.running) {
+      try {
+        const { res } = await unary(client, { text: 'x', ms })
+        result.ok++
+        result.servedBy[res.servedBy!] = (result.servedBy[res.servedBy!] ?? 0) + 1
+      } catch (err) {
+        const e = err as grpc.ServiceError
+        result.failed.push({ code: e.code, details: e.details })
+      }
+    }
+  }
+  const loops = Array.from({ length: concurrency }, loop)
+  return result
+}
+
+async function pair (security: Security, lameduck: boolean): Promise<{ a: Started, b: Started, client: grpc.Client & Record<string, any> }> {
+  const a = await startGrpc({ security, name: 'a', lameduck: lameduck ? {} : false })
+  const b = await startGrpc({ security, name: 'b', lameduck: lameduck ? {} : false })
+  const client = new Echo(`ipv4:127.0.0.1:${a.port},127.0.0.1:${b.port}`, clientCredentials(security), {
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    // The certificate names 127.0.0.1; with two addresses the target has no single host to check.
+    ...(security === 'tls' ? { 'grpc.ssl_target_name_override': '127.0.0.1', 'grpc.default_authority': '127.0.0.1' } : {})
+  }) as grpc.Client & Record<string, any>
+  return { a, b, client }
+}
+
+const CASES = [...SECURITIES.map((security) => ({ security, drain: true })), { security: 'plaintext' as const, drain: false }]
+
+for (const { security, drain } of CASES) {
+  const how = drain ? '' : ' (a grpc-js without drain(): GOAWAY by session.close())'
+  test(`${security}: a server shut down under load: GOAWAY after the window, its calls complete, the client moves to the other, 0 failed${how}`, async (t) => {
+    const { a, b, client } = await pair(security, true)
+    let drains = 0
+    if (drain) {
+      const own = a.server.drain
+      a.server.drain = (port, graceMs) => { drains++; own.call(a.server, port, graceMs) }
+    } else {
+      (a.server as { drain?: unknown }).drain = undefined
+    }
+    t.after(async () => { client.close(); await Promise.all([a.stop(), b.stop()]) })
+    await until(() => a.lameduck!.state === 'serving' && b.lameduck!.state === 'serving', 'both serving')
+    const l = load(client, 8, 40)
+    await until(() => (l.servedBy.a ?? 0) > 20 && (l.servedBy.b ?? 0) > 20, 'calls on both servers')
+
+    await a.lameduck!.shutdown()
+    const onA = l.servedBy.a ?? 0
+    const onB = l.servedBy.b ?? 0
+    await until(() => (l.servedBy.b ?? 0) > onB + 50, 'calls go on on b')
+    await l.stop()
+
+    assert.deepEqual(l.failed, [])
+    assert.equal(l.servedBy.a, onA, 'nothing reached a once it closed')
+    assert.equal(a.lameduck!.state, 'stopped')
+    const goAway = a.log.lines.find((line) => line.msg.includes('GOAWAY'))
+    assert.ok(goAway, 'a told its connections to go')
+    assert.equal(a.lameduck!.lifecycle.lastReport?.inflightAtEnd, 0)
+    assert.equal(drains, drain ? 1 : 0, 'drain() once per bound port where grpc-js has it')
+  })
+}
+
+test('negative control: the naive shutdown (forceShutdown) under the same load fails the calls in flight', async (t) => {
+  const { a, b, client } = await pair('plaintext', false)
+  t.after(async () => { client.close(); await Promise.all([a.stop(), b.stop()]) })
+  const l = load(client, 8, 40)
+  await until(() => (l.servedBy.a ?? 0) > 20 && (l.servedBy.b ?? 0) > 20, 'calls on both servers')
+  a.server.forceShutdown()
+  const onB = l.servedBy.b ?? 0
+  await until(() => (l.servedBy.b ?? 0) > onB + 50, 'calls go on on b')
+  await l.stop()
+  assert.ok(l.failed.length > 0, 'calls in flight on a were lost')
+  assert.ok(l.failed.every((f) => f.code === grpc.status.UNAVAILABLE || f.code === grpc.status.CANCELLED || f.code === grpc.status.INTERNAL), JSON.stringify(l.failed))
+})
