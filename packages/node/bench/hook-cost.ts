@@ -20,7 +20,8 @@ import { attach } from '@lameduck/node'
 
 const KINDS = ['node-http', 'express', 'h2c'] as const
 type Kind = typeof KINDS[number]
-type Mode = 'bare' | 'attach'
+/** `-otel`: with the OpenTelemetry SDK registered globally (otel-sdk.ts); run with --child, e.g. `--child node-http:attach-otel`. */
+type Mode = 'bare' | 'attach' | 'bare-otel' | 'attach-otel'
 const LABEL: Record<Kind, string> = { 'node-http': 'node:http', express: 'Express 5', h2c: 'h2c (node:http2 compat API)' }
 const BODY = JSON.stringify({ hello: 'world' })
 const REQUEST = Buffer.from('GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
@@ -85,7 +86,8 @@ function driveH2 (server: Http2Server, n: number): Promise<void> {
 /** The child: builds the server, warms it up, reports CPU µs per request over `n` requests. */
 async function child (kind: Kind, mode: Mode, n: number): Promise<void> {
   const server = build(kind)
-  if (mode === 'attach') {
+  if (mode.endsWith('-otel')) (await import('./otel-sdk.ts')).installOtelSdk()
+  if (mode.startsWith('attach')) {
     await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger })
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)) // attach() starts on 'listening'
