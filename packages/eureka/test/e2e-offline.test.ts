@@ -94,7 +94,7 @@ test('one of two providers goes /offline and stops while a Eureka-routed consume
   await Promise.all(loops)
 
   assert.deepEqual(failures, [], 'no request failed')
-  assert.ok(counts.ok > 100, `enough traffic (${counts.ok} requests)`)
+  // No throughput floor (a starved machine sends fewer): the traffic is proven by what follows.
   assert.ok(counts.draining > 0, 'requests reached a while it was draining (it kept serving)')
   assert.equal(counts.byName.a, servedByA, 'nothing reached a after it went offline')
   assert.ok((counts.byName.b ?? 0) > servedByA / 2, 'b took over')
