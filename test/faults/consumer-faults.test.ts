@@ -36,7 +36,7 @@ test('a crashed provider still registered (its port refuses): every request, POS
     if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`)
     return String(res.headers['x-instance'])
   }, 5)
-  await until(() => load.stats.ok + load.stats.failed >= 300, '300 requests')
+  await until(() => load.stats.ok + load.stats.failed >= 300, '300 requests', { timeoutMs: 120_000 }) // a count, not a rate
   await load.stop()
   assert.equal(load.stats.failed, 0, load.stats.errors.slice(0, 3).join(', '))
   assert.equal(a.served() + b.served(), load.stats.ok, 'each request served exactly once')
@@ -129,7 +129,7 @@ test('malformed hosts in the registry next to a crashed provider: with an uncaug
     if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`)
     return String(res.headers['x-instance'])
   }, 5)
-  await until(() => load.stats.ok + load.stats.failed >= 200, '200 requests')
+  await until(() => load.stats.ok + load.stats.failed >= 200, '200 requests', { timeoutMs: 120_000 })
   await load.stop()
   assert.equal(load.stats.failed, 0, load.stats.errors.slice(0, 3).join(', '))
   assert.equal(a.served(), load.stats.ok, 'each request served exactly once')
