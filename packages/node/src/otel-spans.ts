@@ -2,7 +2,7 @@ import { SpanStatusCode, type Attributes, type Span, type Tracer } from '@opente
 import { redactText, type Lifecycle, type LifecycleEvents, type OfflineReport } from '@lameduck/core'
 import { ATTR, SPAN } from './otel-names.ts'
 
-type Handlers = { [E in keyof LifecycleEvents]: (...args: LifecycleEvents[E]) => void }
+type Handlers = { [E in keyof LifecycleEvents]?: (...args: LifecycleEvents[E]) => void }
 
 /** A report's numbers as span attributes. */
 export function reportAttributes (report: OfflineReport): Attributes {
@@ -57,7 +57,6 @@ export class OtelLifecycleSpans {
       phase: (change) => {
         this.#offline?.addEvent(`lameduck.drain.${change.phase}`, { [ATTR.phase]: change.phase, [ATTR.previous]: change.previous ?? 'none', [ATTR.reason]: redactText(change.reason) }, change.at)
       },
-      registered: () => {},
       deregistered: (instance) => { this.#offline?.addEvent('lameduck.deregistered', { [ATTR.instanceId]: instance.id }) },
       offline: (report) => { this.#endOffline(report) },
       problem: (p) => {
@@ -65,7 +64,7 @@ export class OtelLifecycleSpans {
         ;(this.#offline ?? this.#online)?.addEvent('lameduck.problem', attributes, p.at)
       }
     }
-    for (const [event, handler] of Object.entries(this.#handlers)) lifecycle.on(event as 'state', handler as Handlers['state'])
+    for (const [event, handler] of Object.entries(this.#handlers)) lifecycle.on(event as 'state', handler as NonNullable<Handlers['state']>)
   }
 
   #start (name: string, at: number, reason: string): Span {
@@ -109,7 +108,7 @@ export class OtelLifecycleSpans {
 
   /** Ends what is still open (the process is closing mid-sequence) and stops listening. */
   detach (why: string): void {
-    for (const [event, handler] of Object.entries(this.#handlers)) this.#lifecycle.off(event as 'state', handler as Handlers['state'])
+    for (const [event, handler] of Object.entries(this.#handlers)) this.#lifecycle.off(event as 'state', handler as NonNullable<Handlers['state']>)
     const now = this.#lifecycle.clock.now()
     for (const span of [this.#offline, this.#online]) {
       if (span === null) continue
