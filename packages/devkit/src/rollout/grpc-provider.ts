@@ -59,7 +59,7 @@ if (config.mode === 'lameduck') {
     registry,
     readiness: [booted],
     readinessTimeoutMs: 60_000,
-    warmup: config.warmupMs,
+    warmupMs: config.warmupMs,
     windows: config.windows,
     maxRequestMs: config.maxRequestMs,
     admin: { port: 0 },
