@@ -29,8 +29,10 @@ export function readyBinding (server: Server, name: string | undefined): Binding
 export function whenBound (server: Server, watch: BindWatch): () => void {
   const started = Date.now()
   let timer: NodeJS.Timeout | null = null
+  let stopped = false
   const check = (): void => {
     timer = null
+    if (stopped) return
     const binding = readyBinding(server, watch.name)
     if (binding !== null) { watch.ready(binding); return }
     if (Date.now() - started >= watch.timeoutMs) {
@@ -41,5 +43,9 @@ export function whenBound (server: Server, watch: BindWatch): () => void {
     timer.unref()
   }
   queueMicrotask(check)
-  return () => { if (timer !== null) clearTimeout(timer); timer = null; watch.ready = () => {}; watch.failed = () => {} }
+  return () => {
+    stopped = true
+    if (timer !== null) clearTimeout(timer)
+    timer = null
+  }
 }

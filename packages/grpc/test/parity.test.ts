@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import * as grpc from '@grpc/grpc-js'
-import { Echo, runCall, startGrpc, until } from './helpers.ts'
+import { check, Echo, healthClient, runCall, SERVING, startGrpc, until } from './helpers.ts'
 
 function spawnApp (args: string[]): { lines: Array<Record<string, unknown>>, exited: Promise<number | null>, kill: () => void } {
   const child = fork(new URL('./fixtures/signal-app.ts', import.meta.url), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
@@ -81,4 +81,23 @@ test('sidecar steps run once the window is over, as on HTTP; GOAWAY goes out the
   assert.deepEqual(seen.map((e) => e.what).sort(), ['goingAway:window', 'sidecar'])
   for (const e of seen) assert.ok(e.at >= report.windowEndedAt!, `${e.what} after the window`)
   assert.ok(s.log.lines.some((l) => l.msg.includes('GOAWAY')))
+})
+
+test('online() after a drain: the server never stopped listening; clients reconnect after the GOAWAY and call again, health says SERVING', async (t) => {
+  const s = await startGrpc()
+  t.after(() => s.stop())
+  const lameduck = s.lameduck!
+  await until(() => lameduck.state === 'serving', 'serving')
+  const client = s.client()
+  assert.equal((await runCall(client, 'unary', { ms: 0 })).code, grpc.status.OK)
+  await lameduck.offline()
+  await lameduck.online()
+  assert.equal(lameduck.state, 'serving')
+  assert.equal(s.registry.registered('echo').length, 1)
+  const again = await runCall(client, 'bidi', { ms: 50 })
+  assert.equal(again.code, grpc.status.OK)
+  assert.equal(again.headers?.get('x-lameduck-state').length, 0, 'no state mark while serving')
+  const health = healthClient(s)
+  t.after(() => health.close())
+  assert.equal((await check(health)).status, SERVING)
 })
