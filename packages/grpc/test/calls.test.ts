@@ -13,6 +13,9 @@ for (const security of SECURITIES) {
       const s = await startGrpc({ security })
       t.after(() => s.stop())
       const lameduck = s.lameduck!
+      let drains = 0
+      const drain = s.server.drain
+      s.server.drain = (port, graceMs) => { drains++; drain.call(s.server, port, graceMs) }
       await until(() => lameduck.state === 'serving', 'serving')
       assert.equal(s.registry.registered('echo').length, 1)
       const client = s.client()
@@ -34,6 +37,8 @@ for (const security of SECURITIES) {
       assert.equal(done.report.inflightAtEnd, 0)
       assert.ok(done.report.requestsWhileDraining >= 1)
       assert.equal(s.registry.registered('echo').length, 0)
+      // The window's end: the shutdown notice, a PING round trip, then grpc-js's drain() on the port.
+      await until(() => drains === 1, 'the final GOAWAY through drain()')
 
       await lameduck.shutdown()
       assert.equal(lameduck.state, 'stopped')

@@ -56,15 +56,22 @@ export function clientCredentials (security: Security): grpc.ChannelCredentials 
   return security === 'plaintext' ? grpc.credentials.createInsecure() : grpc.credentials.createSsl(tlsMaterial().cert)
 }
 
-/** Calls each Echo server's handlers saw start, and its response streams still open (server streaming, bidi). */
-export interface Seen { started: number, streams: Set<{ end(): void }> }
+/** Calls each Echo server's handlers saw start, unary calls not answered yet, and its response streams still open (server streaming, bidi). */
+export interface Seen { started: number, unaryOpen: number, streams: Set<{ end(): void }> }
 
 /** The Echo service; `name` answers in `servedBy`, so a test sees which server a call reached. */
-export function echoImplementation (name: string, seen: Seen = { started: 0, streams: new Set() }): grpc.UntypedServiceImplementation {
+export function echoImplementation (name: string, seen: Seen = { started: 0, unaryOpen: 0, streams: new Set() }): grpc.UntypedServiceImplementation {
   const impl = echoHandlers(name, seen)
   const counted: grpc.UntypedServiceImplementation = {}
   for (const [method, handler] of Object.entries(impl)) {
-    counted[method] = ((call: never, callback: never) => { seen.started++; return (handler as (...a: unknown[]) => unknown)(call, callback) }) as grpc.UntypedHandleCall
+    counted[method] = ((call: never, callback?: (...a: unknown[]) => void) => {
+      seen.started++
+      if (method !== 'Unary') return (handler as (...a: unknown[]) => unknown)(call, callback)
+      seen.unaryOpen++
+      try {
+        return (handler as (...a: unknown[]) => unknown)(call, (...a: unknown[]) => { seen.unaryOpen--; callback!(...a) })
+      } catch (err) { seen.unaryOpen--; throw err }
+    }) as grpc.UntypedHandleCall
   }
   return counted
 }
@@ -149,7 +156,7 @@ export function bind (server: grpc.Server, address: string, credentials: grpc.Se
 export async function startGrpc (o: StartOptions = {}): Promise<Started> {
   const security = o.security ?? 'plaintext'
   const server = new grpc.Server(o.serverOptions)
-  const seen: Seen = { started: 0, streams: new Set() }
+  const seen: Seen = { started: 0, unaryOpen: 0, streams: new Set() }
   server.addService(Echo.service, echoImplementation(o.name ?? 'a', seen))
   const registry = memoryRegistry()
   const log = captureLogger()

@@ -63,6 +63,7 @@ for (const { security, drain } of CASES) {
     const onB = l.servedBy.b ?? 0
     await until(() => (l.servedBy.b ?? 0) > onB + 50, 'calls go on on b')
     await l.stop()
+    t.diagnostic(`calls: ${l.ok} ok (a ${l.servedBy.a ?? 0}, b ${l.servedBy.b ?? 0}), ${l.failed.length} failed`)
 
     assert.deepEqual(l.failed, [])
     assert.equal(l.servedBy.a, onA, 'nothing reached a once it closed')
@@ -70,7 +71,9 @@ for (const { security, drain } of CASES) {
     const goAway = a.log.lines.find((line) => line.msg.includes('GOAWAY'))
     assert.ok(goAway, 'a told its connections to go')
     assert.equal(a.lameduck!.lifecycle.lastReport?.inflightAtEnd, 0)
-    assert.equal(drains, drain ? 1 : 0, 'drain() once per bound port where grpc-js has it')
+    // drain() tells every connection of the port, so it is used only when no client connected
+    // since the shutdown notice; here the client reconnects at once (its address list is static).
+    assert.ok(drain ? drains <= 1 : drains === 0)
   })
 }
 
@@ -79,10 +82,12 @@ test('negative control: the naive shutdown (forceShutdown) under the same load f
   t.after(async () => { client.close(); await Promise.all([a.stop(), b.stop()]) })
   const l = load(client, 8, 40)
   await until(() => (l.servedBy.a ?? 0) > 20 && (l.servedBy.b ?? 0) > 20, 'calls on both servers')
+  await until(() => a.seen.unaryOpen > 0, 'calls in a\'s handler')
   a.server.forceShutdown()
   const onB = l.servedBy.b ?? 0
   await until(() => (l.servedBy.b ?? 0) > onB + 50, 'calls go on on b')
   await l.stop()
+  t.diagnostic(`calls: ${l.ok} ok, ${l.failed.length} failed (${[...new Set(l.failed.map((f) => grpc.status[f.code]))].join(', ')})`)
   assert.ok(l.failed.length > 0, 'calls in flight on a were lost')
   assert.ok(l.failed.every((f) => f.code === grpc.status.UNAVAILABLE || f.code === grpc.status.CANCELLED || f.code === grpc.status.INTERNAL), JSON.stringify(l.failed))
 })
