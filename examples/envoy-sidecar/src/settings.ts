@@ -41,7 +41,8 @@ export function readSettings (env: NodeJS.ProcessEnv = process.env): Settings {
     endpointLagMs: scaled(PRODUCTION.endpointLagMs),
     typicalEndpointLagMs: scaled(PRODUCTION.typicalEndpointLagMs),
     envoyDrainTimeMs: scaled(PRODUCTION.envoyDrainTimeMs),
-    sidecarDrainTimeoutMs: scaled(PRODUCTION.sidecarDrainTimeoutMs),
+    // A bound, not a wait: scaled down no further than a starved machine needs to see its connections go.
+    sidecarDrainTimeoutMs: scaled(PRODUCTION.sidecarDrainTimeoutMs, 10_000),
     sidecarCheckIntervalMs: scaled(PRODUCTION.sidecarCheckIntervalMs, 20),
     readinessPeriodMs: scaled(PRODUCTION.readinessPeriodMs, 20)
   }
