@@ -87,7 +87,7 @@ test('a second attachGrpc on one server fails clearly; after close() it may atta
   await second.close()
 })
 
-test('close() detaches: the interceptor, the health service and the held shutdown methods are gone', async (t) => {
+test('close() detaches: the interceptor, the health service, the call counting and the held methods are gone', async (t) => {
   const s = await startGrpc()
   t.after(() => s.stop())
   await until(() => s.lameduck!.state === 'serving', 'serving')
@@ -97,6 +97,9 @@ test('close() detaches: the interceptor, the health service and the held shutdow
   assert.equal(internals.handlers.has('/grpc.health.v1.Health/Check'), false)
   assert.equal(Object.hasOwn(s.server, 'tryShutdown'), false)
   assert.equal(Object.hasOwn(s.server, 'forceShutdown'), false)
+  assert.equal(Object.hasOwn(s.server, 'bindAsync'), false)
+  const h2 = [...(s.server as unknown as { http2Servers: Map<import('node:events').EventEmitter, unknown> }).http2Servers.keys()]
+  assert.ok(h2.every((server) => server.listenerCount('stream') === 1), 'only grpc-js\'s own stream listener is left')
   assert.equal((await unary(s.client(), { text: 'still here' })).res.text, 'still here')
 })
 

@@ -37,7 +37,7 @@ for (const security of SECURITIES) {
       assert.equal(done.report.inflightAtEnd, 0)
       assert.ok(done.report.requestsWhileDraining >= 1)
       assert.equal(s.registry.registered('echo').length, 0)
-      // The window's end: the shutdown notice, a PING round trip, then grpc-js's drain() on the port.
+      // The window's end: GOAWAY through grpc-js's drain() on the bound port.
       await until(() => drains === 1, 'the final GOAWAY through drain()')
 
       await lameduck.shutdown()
