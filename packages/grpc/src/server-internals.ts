@@ -21,7 +21,7 @@ interface BoundPortLike {
 interface Internals {
   boundPorts: Map<string, BoundPortLike>
   http2Servers: Map<H2Server, { sessions: Set<ServerHttp2Session> }>
-  handlers: Map<string, { type?: string }>
+  handlers: Map<string, unknown>
   interceptors: ServerInterceptor[]
 }
 
@@ -83,11 +83,6 @@ export function sessions (server: Server): ServerHttp2Session[] {
   const out: ServerHttp2Session[] = []
   for (const info of internals(server).http2Servers.values()) for (const s of info.sessions) out.push(s)
   return out
-}
-
-/** grpc-js's handler type for a method path ('unary', 'clientStream', 'serverStream', 'bidi'), or undefined. */
-export function handlerType (server: Server, path: string): string | undefined {
-  return (server as unknown as Internals).handlers.get(path)?.type
 }
 
 /** The services the server has handlers for ('pkg.Service'), from the method paths ('/pkg.Service/Method'). */

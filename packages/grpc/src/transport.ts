@@ -3,11 +3,11 @@ import type { ServerHttp2Session } from 'node:http2'
 import { isLeaving, type StateChange } from '@lameduck/core'
 import type { ConnectionStats, GoingAway, ListenAddress, Transport, TransportHost } from '@lameduck/node/engine'
 import { whenBound } from './binding.ts'
-import { CallTable, KINDS } from './calls.ts'
+import { CallTable } from './calls.ts'
 import { HEALTH_SERVICE, healthServiceDefinition } from './health-codec.ts'
 import { HealthService } from './health.ts'
 import type { ResolvedGrpcOptions } from './options.ts'
-import { addInterceptor, handlerType, http2Servers, serviceNames, sessions, type Binding } from './server-internals.ts'
+import { addInterceptor, http2Servers, serviceNames, sessions, type Binding } from './server-internals.ts'
 import { goAway, tryShutdownWithin } from './shutdown.ts'
 
 /** After the drain, calls still open (streams the app did not end on 'goingAway') get this long before the cut. */
@@ -20,8 +20,8 @@ export function isAttached (server: Server): boolean {
 }
 
 /**
- * attachGrpc()'s transport: a @grpc/grpc-js Server. Counts calls on its HTTP/2
- * streams and marks them while leaving through a server interceptor, serves grpc.health.v1 on the lifecycle, starts the
+ * attachGrpc()'s transport: a @grpc/grpc-js Server. Counts calls through a
+ * server interceptor, serves grpc.health.v1 on the lifecycle, starts the
  * lifecycle once the server is bound, sends GOAWAY to every connection when the
  * window is over, and closes with tryShutdown, bounded, then forceShutdown,
  * naming the calls the bound cut. The app's own tryShutdown()/forceShutdown()
@@ -45,11 +45,9 @@ export class GrpcTransport implements Transport {
     this.#host = host
     this.#options = options
     this.#shutdown = { tryShutdown: server.tryShutdown, forceShutdown: server.forceShutdown }
-    this.calls = new CallTable(host.inflight, host.tracker, (path) => KINDS[handlerType(server, path) ?? 'unary'] ?? 'unary')
+    this.calls = new CallTable(host.inflight, host.tracker)
     this.health = options.health ? this.#serveHealth() : null
     this.#undo.push(addInterceptor(server, this.calls.interceptor()))
-    this.#hookServers()
-    this.#watchBinds()
     ;(server as { [kAttached]?: boolean })[kAttached] = true
     this.#undo.push(() => { delete (server as { [kAttached]?: boolean })[kAttached] })
     this.#holdAppShutdown()
@@ -67,31 +65,7 @@ export class GrpcTransport implements Transport {
     return health
   }
 
-  /** Counts the calls of every HTTP/2 server under the gRPC server (one per bound address). */
-  #hookServers (): void {
-    for (const h2 of http2Servers(this.#server)) {
-      const unhook = this.calls.hook(h2)
-      if (unhook !== null) this.#undo.push(unhook)
-    }
-  }
-
-  /** A bindAsync() after attachGrpc() makes a new HTTP/2 server: its calls are counted from its first. */
-  #watchBinds (): void {
-    const server = this.#server
-    const own = Object.hasOwn(server, 'bindAsync')
-    const bindAsync = server.bindAsync
-    const lameduckBindAsync: Server['bindAsync'] = (port, credentials, callback) => {
-      bindAsync.call(server, port, credentials, (err, bound) => { this.#hookServers(); callback(err, bound) })
-    }
-    server.bindAsync = lameduckBindAsync
-    this.#undo.push(() => {
-      if (server.bindAsync !== lameduckBindAsync) return
-      if (own) server.bindAsync = bindAsync; else delete (server as Partial<Server>).bindAsync
-    })
-  }
-
   stats (): ConnectionStats {
-    this.#hookServers()
     this.#hookSessions()
     return { open: sessions(this.#server).length, upgraded: this.calls.streams, closedWhileDraining: this.#closedWhileDraining }
   }
@@ -118,7 +92,6 @@ export class GrpcTransport implements Transport {
       timeoutMs: this.#options.bindTimeoutMs,
       ready: (binding) => {
         this.#binding = binding
-        this.#hookServers()
         this.#hookSessions()
         start()
       },

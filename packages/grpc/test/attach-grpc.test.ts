@@ -87,7 +87,7 @@ test('a second attachGrpc on one server fails clearly; after close() it may atta
   await second.close()
 })
 
-test('close() detaches: the interceptor, the health service, the call counting and the held methods are gone', async (t) => {
+test('close() detaches: the interceptor, the health service and the held methods are gone', async (t) => {
   const s = await startGrpc()
   t.after(() => s.stop())
   await until(() => s.lameduck!.state === 'serving', 'serving')
