@@ -5,20 +5,16 @@
 // (callgrind_control -e, every thread: V8's GC helpers included). Startup and JIT
 // warm-up stay out; the GC the calls cause stays in.
 //   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts
-import { execFileSync, fork, spawnSync } from 'node:child_process'
-import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:http2'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { callgrindServer, hasValgrind } from '@lameduck/test-utils'
 import type { BenchMode } from './server.ts'
+
+export { hasValgrind }
 
 const WARM = 2_000
 const MEASURED = 4_000
 const FRAME = Buffer.concat([Buffer.from([0, 0, 0, 0, 11]), Buffer.from('hello world')])
 const overhead = new URL('./overhead.ts', import.meta.url)
-
-export const hasValgrind = (): boolean => spawnSync('valgrind', ['--version']).status === 0
 
 /** `n` unary calls, 16 at a time on one connection. */
 async function calls (port: number, n: number): Promise<void> {
@@ -36,35 +32,16 @@ async function calls (port: number, n: number): Promise<void> {
   session.close()
 }
 
-/** Instructions (callgrind's Ir, all threads) since the counters were last zeroed, read from the running process. */
-function counters (pid: number, zero = false): number {
-  const out = execFileSync('callgrind_control', zero ? ['-z', String(pid)] : ['-e', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-  if (zero) return 0
-  const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) => Number(m[1]!.replaceAll(',', '')))
-  if (threads.length === 0) throw new Error(`no counters from callgrind_control -e ${pid}: ${out}`)
-  return threads.reduce((a, b) => a + b, 0)
-}
-
 /** Instructions per call of a server under callgrind: WARM calls, counters zeroed, MEASURED calls, counters read. */
 async function perCall (mode: BenchMode): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'lameduck-callgrind-'))
+  const server = await callgrindServer(overhead, ['--serve', mode])
   try {
-    const child = fork(overhead, ['--serve', mode], {
-      execPath: 'valgrind',
-      execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, process.execPath, ...process.execArgv],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-    })
-    const exited = once(child, 'exit')
-    const [{ port }] = await Promise.race([once(child, 'message'), exited.then(() => { throw new Error(`${mode}: the server exited under valgrind`) })]) as [{ port: number }]
-    await calls(port, WARM)
-    counters(child.pid!, true)
-    await calls(port, MEASURED)
-    const total = counters(child.pid!)
-    child.disconnect()
-    await exited
-    return total / MEASURED
+    await calls(server.port, WARM)
+    server.zero()
+    await calls(server.port, MEASURED)
+    return server.instructions() / MEASURED
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    await server.stop()
   }
 }
 

@@ -1,0 +1,59 @@
+// Instructions instead of time, for overheads inside the machine's noise: a server
+// process run under valgrind's callgrind, its counters zeroed and read from outside
+// (callgrind_control) around a measured batch. Unlike req/s these do not move with
+// the load of a shared machine. Startup and JIT warm-up stay out of the count; the
+// garbage collection the measured requests cause stays in (every thread is summed).
+import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const hasValgrind = (): boolean => spawnSync('valgrind', ['--version']).status === 0
+
+/** A server under callgrind: its port (sent over IPC as `{ port }`), and its counters. */
+export interface CallgrindServer {
+  port: number
+  /** Zeroes the counters (before the measured batch). */
+  zero(): void
+  /** Instructions (Ir, all threads) since the last zero. */
+  instructions(): number
+  stop(): Promise<void>
+}
+
+function control (pid: number, args: string[]): string {
+  return execFileSync('callgrind_control', [...args, String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+}
+
+/** Forks `script args` under callgrind (with this process's execArgv) and waits for its `{ port }` message. */
+export async function callgrindServer (script: URL | string, args: string[]): Promise<CallgrindServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'lameduck-callgrind-'))
+  const child: ChildProcess = fork(script, args, {
+    execPath: 'valgrind',
+    execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, process.execPath, ...process.execArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  const exited = once(child, 'exit')
+  try {
+    const [{ port }] = await Promise.race([once(child, 'message'), exited.then(() => { throw new Error(`${args.join(' ')}: the server exited under valgrind`) })]) as [{ port: number }]
+    return {
+      port,
+      zero: () => { control(child.pid!, ['-z']) },
+      instructions: () => {
+        const out = control(child.pid!, ['-e'])
+        const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) => Number(m[1]!.replaceAll(',', '')))
+        if (threads.length === 0) throw new Error(`no counters from callgrind_control -e ${child.pid}: ${out}`)
+        return threads.reduce((a, b) => a + b, 0)
+      },
+      stop: async () => {
+        if (child.connected) child.disconnect()
+        await exited
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  } catch (err) {
+    child.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+    throw err
+  }
+}
