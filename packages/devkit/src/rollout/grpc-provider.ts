@@ -4,36 +4,13 @@
 // window, GOAWAY, bounded shutdown, signals). mode 'naive' / 'sleep': what gRPC
 // services do today — health SERVING once booted, register at boot, and on SIGTERM
 // deregister and tryShutdown() at once.
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import * as grpc from '@grpc/grpc-js'
-import type { Registry } from '@lameduck/core'
-import type { ProviderConfig } from './provider-app.ts'
+import { providerProcess, providerRegistry } from './provider-process.ts'
 import { naiveHealth, WORK_SERVICE, type WorkReply, type WorkRequest } from './grpc-work.ts'
 
-const config = JSON.parse(process.argv[2] ?? '{}') as ProviderConfig
-const emit = (event: Record<string, unknown>): void => { process.stdout.write(JSON.stringify({ t: Date.now(), id: config.id, ...event }) + '\n') }
+const { config, emit } = providerProcess()
 
-const lag = monitorEventLoopDelay({ resolution: 10 })
-lag.enable()
-setInterval(() => {
-  emit({ event: 'lag', p99Ms: Math.round(lag.percentile(99) / 1e6), maxMs: Math.round(lag.max / 1e6) })
-  lag.reset()
-}, 500).unref()
-
-async function makeRegistry (): Promise<Registry | undefined> {
-  const r = config.registry
-  if (r.kind === 'eureka') {
-    const { eurekaRegistry } = await import('@lameduck/eureka')
-    return eurekaRegistry({ url: r.url, client: { eureka: { heartbeatInterval: r.heartbeatMs, registryFetchInterval: r.heartbeatMs } } } as never) as unknown as Registry
-  }
-  if (r.kind === 'nacos') {
-    const { nacosRegistry } = await import('@lameduck/nacos')
-    return nacosRegistry({ serverList: r.serverList } as never) as unknown as Registry
-  }
-  return undefined
-}
-
-const registry = await makeRegistry()
+const registry = await providerRegistry(config)
 const bootedAt = Date.now() + config.bootMs
 const booted = (): boolean => Date.now() >= bootedAt
 let served = 0

@@ -3,7 +3,7 @@
 import { Agent, type Dispatcher } from 'undici'
 import { serviceKey, type Discovery, type WindowsInput } from '@lameduck/core'
 import type { ResolvedRollout, Transport } from './options.ts'
-import type { ProviderConfig } from './provider-app.ts'
+import type { ProviderConfig } from './provider-process.ts'
 import { ServiceProxy } from './service-proxy.ts'
 import type { Pod } from './pod.ts'
 import { agentOptions, scheme } from './transport.ts'

@@ -6,7 +6,7 @@ import { EventEmitter, once } from 'node:events'
 import type { Server } from 'node:net'
 import { createInterface } from 'node:readline'
 import { request, type Dispatcher } from 'undici'
-import type { ProviderConfig } from './provider-app.ts'
+import type { ProviderConfig } from './provider-process.ts'
 
 export interface ProbeOptions {
   path: string

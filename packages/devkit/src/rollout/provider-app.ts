@@ -3,65 +3,17 @@
 // mode 'naive' / 'sleep': what services do today — register at listen, and on
 // SIGTERM deregister and close at once (Fastify answers 503 while closing).
 // Events go to stdout as JSON lines: {"event":"listening",...}, {"event":"state",...}.
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Registry, WindowsInput } from '@lameduck/core'
 import lameduck from '@lameduck/fastify'
-import { fastifyServerOptions, type ServeSpec } from './transport.ts'
-
-export interface ProviderConfig {
-  id: string
-  version: string
-  mode: 'naive' | 'sleep' | 'lameduck'
-  service: string
-  registry: { kind: 'eureka', url: string, heartbeatMs: number } | { kind: 'nacos', serverList: string } | { kind: 'none' }
-  windows: WindowsInput
-  warmupMs: number
-  maxRequestMs: number
-  /** Port to advertise (the sidecar's listener when there is one). */
-  advertisePort?: number
-  /** A listening socket inherited from the pod at this fd (the sidecar's upstream). Default: listen on any free port. */
-  listenFd?: number
-  /** The Envoy sidecar's admin, and the scaled waits of the drain step. */
-  sidecar?: { envoyAdmin: string, unavailableWaitMs: number, drainTimeoutMs: number, idleQuietMs: number }
-  /** Transport and TLS material. Default plain HTTP/1.1. */
-  serve?: ServeSpec
-  /** Simulated boot: ms before the app is ready (readiness fails until then). */
-  bootMs: number
-  shutdownTimeoutMs?: number
-  /** Misbehave: ignore SIGTERM entirely (the lab checks the SIGKILL at the grace period). */
-  ignoreSigterm?: boolean
-}
+import { fastifyServerOptions } from './transport.ts'
+import { providerProcess, providerRegistry } from './provider-process.ts'
 
 /** The providers' keep-alive timeout (see the app below). */
 const KEEP_ALIVE_MS = 3_000
 
-const config = JSON.parse(process.argv[2] ?? '{}') as ProviderConfig
-const emit = (event: Record<string, unknown>): void => { process.stdout.write(JSON.stringify({ t: Date.now(), id: config.id, ...event }) + '\n') }
+const { config, emit } = providerProcess()
 
-// Event-loop lag of this process, reported every 500 ms: a starved CPU shows here
-// (timers fire late), so the report can say how late instead of hiding it in slack.
-const lag = monitorEventLoopDelay({ resolution: 10 })
-lag.enable()
-setInterval(() => {
-  emit({ event: 'lag', p99Ms: Math.round(lag.percentile(99) / 1e6), maxMs: Math.round(lag.max / 1e6) })
-  lag.reset()
-}, 500).unref()
-
-async function makeRegistry (): Promise<Registry | undefined> {
-  const r = config.registry
-  if (r.kind === 'eureka') {
-    const { eurekaRegistry } = await import('@lameduck/eureka')
-    return eurekaRegistry({ url: r.url, client: { eureka: { heartbeatInterval: r.heartbeatMs, registryFetchInterval: r.heartbeatMs } } } as never) as unknown as Registry
-  }
-  if (r.kind === 'nacos') {
-    const { nacosRegistry } = await import('@lameduck/nacos')
-    return nacosRegistry({ serverList: r.serverList } as never) as unknown as Registry
-  }
-  return undefined
-}
-
-const registry = await makeRegistry()
+const registry = await providerRegistry(config)
 const bootedAt = Date.now() + config.bootMs
 // One app for every transport; its type is the HTTP/1.1 one (the handlers use nothing transport-specific).
 // A cleartext HTTP/2 server has no closeIdleConnections(), which forceCloseConnections 'idle' needs.
