@@ -88,6 +88,7 @@ describe('pod events on a real API server', { skip: reason ?? false }, () => {
     const report = await handle.offline()
     assert.equal(report.deregistration.state, 'unconfirmed')
     await until(() => observer.sent.some((e) => e.reason === 'DeregistrationUnconfirmed'), 'the warning accepted')
+    await observer.idle() // Drained comes from the same report: its POST may still be on its way
     const got = (await events('p2')).map((e) => `${e.type} ${e.reason}`).sort()
     assert.deepEqual(got, ['Normal Drained', 'Normal OfflineStarted', 'Warning DeregistrationUnconfirmed'])
   })

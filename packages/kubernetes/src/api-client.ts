@@ -63,6 +63,11 @@ export class ApiClient {
     return await this.#call(path, what, signal, { method: 'PATCH', body: Buffer.from(JSON.stringify(body)), contentType })
   }
 
+  /** POST `body` as JSON to `path` (create an object, e.g. an Event); the answer as JSON. */
+  async postJson (path: string, body: unknown, what: string, signal?: AbortSignal): Promise<unknown> {
+    return await this.#call(path, what, signal, { method: 'POST', body: Buffer.from(JSON.stringify(body)), contentType: 'application/json' })
+  }
+
   async #call (path: string, what: string, signal: AbortSignal | undefined, send: Send): Promise<unknown> {
     try {
       return await this.#callOnce(path, what, signal, send)

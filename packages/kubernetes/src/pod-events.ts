@@ -7,7 +7,7 @@ import { hostname } from 'node:os'
 import { InvalidOptionError, duration, record, show, type LifecycleEvents, type LifecycleObserver, type ObserverContext, type Logger, type OfflineReport } from '@lameduck/core'
 import { connect } from './connect.ts'
 import { KubernetesApiError, KubernetesConfigError } from './errors.ts'
-import { JsonPoster } from './event-post.ts'
+import { ApiClient } from './api-client.ts'
 import { dnsLabel, type KubeconfigOption } from './options.ts'
 
 export interface PodEventsOptions {
@@ -57,7 +57,7 @@ export class PodEvents implements LifecycleObserver {
   readonly name = 'pod events'
   readonly pod: string
   readonly namespace: string
-  readonly #poster: JsonPoster | null
+  readonly #poster: ApiClient | null
   readonly #configError: string | null = null
   readonly #pending = new Set<Promise<void>>()
   readonly #warned = new Set<string>()
@@ -74,12 +74,13 @@ export class PodEvents implements LifecycleObserver {
     const timeoutMs = duration('requestTimeoutMs', o.requestTimeoutMs, 5_000, { positive: true })
     this.pod = o.pod ?? process.env.POD_NAME ?? hostname()
     if (typeof this.pod !== 'string' || !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(this.pod)) throw new InvalidOptionError('pod', `must be the pod's name, got ${show(this.pod)}`)
-    let poster: JsonPoster | null = null
+    let poster: ApiClient | null = null
     let namespace = o.namespace === undefined ? undefined : dnsLabel('namespace', o.namespace)
     try {
       const conn = connect(o as { kubeconfig?: unknown, inCluster?: unknown })
       namespace ??= conn.namespace ?? 'default'
-      poster = new JsonPoster(conn, timeoutMs)
+      // An Event is small: a 64 KiB answer is plenty (the rest is refused, not buffered).
+      poster = new ApiClient(conn, { requestTimeoutMs: timeoutMs, maxEventBytes: 16 * 1024 })
     } catch (err) {
       // Not in a pod and no kubeconfig: nowhere to record. Bad options still throw.
       if (!(err instanceof KubernetesConfigError)) throw err
@@ -127,7 +128,7 @@ export class PodEvents implements LifecycleObserver {
     this.#pending.add(p)
   }
 
-  async #send (poster: JsonPoster, event: PodEvent): Promise<void> {
+  async #send (poster: ApiClient, event: PodEvent): Promise<void> {
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
     const body = {
       apiVersion: 'v1',
@@ -143,7 +144,7 @@ export class PodEvents implements LifecycleObserver {
       count: 1
     }
     try {
-      await poster.post(`/api/v1/namespaces/${encodeURIComponent(this.namespace)}/events`, body, `create an event on pod '${this.pod}' in '${this.namespace}'`)
+      await poster.postJson(`/api/v1/namespaces/${encodeURIComponent(this.namespace)}/events`, body, `create an event on pod '${this.pod}' in '${this.namespace}'`)
       this.sent.push(event)
     } catch (err) {
       this.#failed(err as Error)
