@@ -58,14 +58,15 @@ function javaWatcher (consumer: JavaConsumer): Watcher {
 }
 
 /**
- * Both phases on one server (one JVM start per version), `drains` each. Push off: the Node
+ * Both phases on one server (one JVM start per version), `drains` each (`pollDrains` for push off). Push off: the Node
  * discovery with push: false polls at the server's cacheMillis, which 2.x/3.x never hand out below
  * 10 s (the pushCacheMillis switch's minimum), or with `pollTransport: 'v3'` (3.x) the 3.x client
  * API at `pollIntervalMs`. Each poll drain swaps two instances (one leaves as the other comes), so a
  * drain costs one poll period; it starts right after a poll, so it measures nearly the whole period.
  */
-export async function measureNacosPropagation (version: NacosVersion, options: { drains?: number, pollTransport?: 'v1' | 'v3', pollIntervalMs?: number, properties?: Record<string, string | number | boolean> } = {}): Promise<PropagationRun[]> {
+export async function measureNacosPropagation (version: NacosVersion, options: { drains?: number, pollDrains?: number, pollTransport?: 'v1' | 'v3', pollIntervalMs?: number, properties?: Record<string, string | number | boolean> } = {}): Promise<PropagationRun[]> {
   const drains = options.drains ?? 20
+  const pollDrains = options.pollDrains ?? drains
   const pollTransport = options.pollTransport ?? 'v1'
   const pollIntervalMs = options.pollIntervalMs ?? 1_000
   const server = await startModernNacos(version, { properties: options.properties ?? {} })
@@ -110,7 +111,7 @@ export async function measureNacosPropagation (version: NacosVersion, options: {
     const poll: PropagationRun = { version, phase: 'poll', transport: pollTransport, cacheMillis: period, drains: [], window: nacosWindows({ cacheMillis: period, push: false }) }
     const polled = watchers.filter((w) => w.name === 'node-poll')
     let [current, next] = [leaving, spare]
-    for (let i = 0; i < drains; i++) {
+    for (let i = 0; i < pollDrains; i++) {
       await steady(polled, current, undefined)
       await registry.deregister(instanceOf(current))
       const t0 = Date.now()
