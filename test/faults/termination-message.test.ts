@@ -17,7 +17,7 @@ function tempFile (t: import('node:test').TestContext): string {
   return join(dir, 'termination-log')
 }
 
-test('SIGTERM: the termination message says how the drain ended (outcome, deregistration, window, requests while draining, nothing cut)', async (t) => {
+test('SIGTERM: the termination message says how the drain ended (outcome, deregistration, window and what each term rested on, requests while draining, nothing cut)', async (t) => {
   const path = tempFile(t)
   const app = spawnApp(t, { windows: { clientFetchMs: 300 }, terminationMessage: { path } })
   const { url } = await app.listening()
@@ -26,7 +26,7 @@ test('SIGTERM: the termination message says how the drain ended (outcome, deregi
   app.kill('SIGTERM')
   assert.equal((await app.exited).code, 0)
   const message = readFileSync(path, 'utf8')
-  assert.match(message, /^lameduck: offline \(SIGTERM\) in \d+\.\d s: deregistration confirmed \(1 attempt\); window 0\.3 s; sidecar 0\.0 s; in-flight wait \d+\.\d s; \d+ request\(s\) served while draining; nothing cut$/)
+  assert.match(message, /^lameduck: offline \(SIGTERM\) in \d+\.\d s: deregistration confirmed \(1 attempt\); window 0\.3 s \(registry confirmed: deregistration confirmed \+ 0\.3 s\); sidecar 0\.0 s; in-flight wait \d+\.\d s; \d+ request\(s\) served while draining; nothing cut$/)
 })
 
 test('a forced exit (shutdownTimeoutMs) writes what it cut', async (t) => {

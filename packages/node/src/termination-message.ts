@@ -8,13 +8,19 @@ const MAX_BYTES = 4_096
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 
+/** What each term of the window rested on: the registry's confirmation, observed evidence (EndpointSlices, ...) or the preset. */
+function evidence (report: OfflineReport): string {
+  if (report.windowTerms.length === 0) return ''
+  return ` (${report.windowTerms.map((t) => `${t.term} ${t.by}: ${t.detail}`).join('; ')})`
+}
+
 /** One short paragraph: how the last drain ended and why. */
 export function describeOffline (report: OfflineReport): string {
   const d = report.deregistration
   const dereg = d.state === 'confirmed'
     ? `deregistration confirmed (${d.attempts} attempt${d.attempts === 1 ? '' : 's'})`
     : d.state === 'none' ? 'nothing to deregister' : `deregistration ${d.state}${d.lastError === null ? '' : ` (last error: ${d.lastError})`}`
-  const window = report.endedEarly ? `window ${seconds(report.windowMs)}, ended early: every consumer was told` : `window ${seconds(report.windowMs)}${report.windowEndedAt === null ? ' (not reached)' : ''}`
+  const window = report.endedEarly ? `window ${seconds(report.windowMs)}, ended early: every consumer was told` : `window ${seconds(report.windowMs)}${report.windowEndedAt === null ? ' (not reached)' : ''}${evidence(report)}`
   const cut = report.inflightAtEnd > 0 ? `${report.inflightAtEnd} request(s) still in flight at the bound` : 'nothing cut'
   const problems = report.problems.length === 0 ? '' : `; problems: ${report.problems.slice(-3).map((p) => `${p.step}: ${p.message}`).join('; ')}`
   return `lameduck: ${report.outcome} (${report.reason}) in ${seconds(report.totalMs)}: ${dereg}; ${window}; sidecar ${seconds(report.sidecarMs)}; in-flight wait ${seconds(report.inflightWaitMs)}; ${report.requestsWhileDraining} request(s) served while draining; ${cut}${problems}`
