@@ -29,9 +29,14 @@ test('options: bad transport, cluster and consumer are typed errors naming the o
   bad({ transport: 'h2c', sidecar: 'envoy-real' }, 'transport')
 })
 
-test('options: grpc runs on the Service, Eureka and Nacos paths, not behind a sidecar', () => {
-  for (const registry of ['none', 'eureka', 'nacos'] as const) assert.equal(resolveRollout({ transport: 'grpc', registry }).transport, 'grpc')
-  assert.throws(() => resolveRollout({ transport: 'grpc', sidecar: true }), (err: unknown) => err instanceof InvalidOptionError && err.option === 'transport')
+test('options: grpc runs on the Service, Eureka and Nacos paths, behind the real Envoy but not the stand-in', () => {
+  for (const registry of ['none', 'eureka', 'nacos'] as const) {
+    assert.equal(resolveRollout({ transport: 'grpc', registry }).transport, 'grpc')
+    assert.equal(resolveRollout({ transport: 'grpc', registry, sidecar: 'envoy-real' }).sidecar, 'envoy-real')
+  }
+  for (const sidecar of [true, 'stand-in'] as const) {
+    assert.throws(() => resolveRollout({ transport: 'grpc', sidecar }), (err: unknown) => err instanceof InvalidOptionError && err.option === 'transport' && /envoy-real/.test(err.message) && /HTTP\/1\.1 only/.test(err.message))
+  }
 })
 
 test('options: sidecar true is the stand-in; envoy-real runs the real binary', () => {

@@ -23,6 +23,12 @@ export interface RealBootstrapOptions {
   adminSocket?: string
   /** The app speaks h2c: the inbound cluster uses HTTP/2 upstream. Default false. */
   http2Upstream?: boolean
+  /**
+   * The inbound route's `retry_on` (2 retries). Default 'reset-before-request', Istio's inbound route:
+   * a stream the app refused by GOAWAY (REFUSED_STREAM, its request sent) is not retried by it;
+   * 'reset-before-request,refused-stream' retries those too.
+   */
+  inboundRetryOn?: string
   /** The health-check filter on the inbound HCM, answering GET /healthz itself. Default false. */
   healthCheckFilter?: boolean
   /**
@@ -49,8 +55,8 @@ export function realEnvoyBootstrap (o: RealBootstrapOptions): object {
     ...(o.istioStats ? { stats_config: { stats_matcher: istioMatcher(o.istioStats) } } : {}),
     static_resources: {
       listeners: [
-        listener('virtualInbound', 'INBOUND', istio ? '0.0.0.0_15006' : 'ingress', inboundStatPrefix(layout), 'inbound_app', o.healthCheckFilter ?? false),
-        listener('virtualOutbound', 'OUTBOUND', istio ? '0.0.0.0_15001' : 'egress', istio ? 'outbound_0.0.0.0_80' : 'outbound_http', 'outbound_upstream', false)
+        listener('virtualInbound', 'INBOUND', istio ? '0.0.0.0_15006' : 'ingress', inboundStatPrefix(layout), 'inbound_app', o.healthCheckFilter ?? false, o.inboundRetryOn ?? ISTIO_RETRY_ON),
+        listener('virtualOutbound', 'OUTBOUND', istio ? '0.0.0.0_15001' : 'egress', istio ? 'outbound_0.0.0.0_80' : 'outbound_http', 'outbound_upstream', false, ISTIO_RETRY_ON)
       ],
       clusters: [
         cluster('inbound_app', o.upstream, o.http2Upstream ?? false),
@@ -107,7 +113,10 @@ function httpFilters (healthCheck: boolean): object[] {
   return filters
 }
 
-function listener (name: string, direction: 'INBOUND' | 'OUTBOUND', statPrefix: string, hcmPrefix: string, clusterName: string, healthCheck: boolean): object {
+/** Istio's inbound route: retry only when no request byte went upstream. */
+const ISTIO_RETRY_ON = 'reset-before-request'
+
+function listener (name: string, direction: 'INBOUND' | 'OUTBOUND', statPrefix: string, hcmPrefix: string, clusterName: string, healthCheck: boolean, retryOn: string): object {
   return {
     name,
     stat_prefix: statPrefix,
@@ -127,8 +136,7 @@ function listener (name: string, direction: 'INBOUND' | 'OUTBOUND', statPrefix: 
               domains: ['*'],
               routes: [{
                 match: { prefix: '/' },
-                // Istio's inbound route: retry only when no request byte went upstream.
-                route: { cluster: clusterName, retry_policy: { retry_on: 'reset-before-request', num_retries: 2 } }
+                route: { cluster: clusterName, retry_policy: { retry_on: retryOn, num_retries: 2 } }
               }]
             }]
           },

@@ -28,6 +28,7 @@ Options:
                                  ~/.cache/lameduck/envoy-1.40.0, from test/real/envoy/install.sh)  [stand-in]
   --exit-on-zero-active-connections  the sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS
   --transport http|https|h2c|h2|grpc  what providers serve and the consumer speaks (Service, Eureka; grpc: Nacos too)  [http]
+                                 behind --sidecar: http, or grpc with envoy-real (h2c in, HTTP/2 to the app)
   --mode naive|sleep|lameduck    no preStop | preStop sleep | lameduck prestop  [lameduck]
   --consumer plain|balancer      round robin over the discovery list, keep-alive, no retries
                                  (what services do today) | @lameduck/balancer

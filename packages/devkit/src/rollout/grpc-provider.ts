@@ -3,7 +3,10 @@
 // mode 'lameduck': a grpc-js Server under attachGrpc (registration, grpc.health.v1,
 // window, GOAWAY, bounded shutdown, signals). mode 'naive' / 'sleep': what gRPC
 // services do today — health SERVING once booted, register at boot, and on SIGTERM
-// deregister and tryShutdown() at once.
+// deregister and tryShutdown() at once. Behind the lab's Envoy sidecar the provider binds the
+// port the pod reserved for it (the sidecar's upstream), advertises the sidecar's inbound port,
+// and in mode lameduck drains its Envoy through attachGrpc's sidecar option, as provider-app.ts.
+import { createServer } from 'node:net'
 import * as grpc from '@grpc/grpc-js'
 import { providerProcess, providerRegistry } from './provider-process.ts'
 import { naiveHealth, WORK_SERVICE, type WorkReply, type WorkRequest } from './grpc-work.ts'
@@ -36,11 +39,13 @@ if (config.mode === 'lameduck') {
     registry,
     readiness: [booted],
     readinessTimeoutMs: 60_000,
+    ...(config.advertisePort ? { port: config.advertisePort } : {}),
     warmupMs: config.warmupMs,
     windows: config.windows,
     maxRequestMs: config.maxRequestMs,
     admin: { port: 0 },
     ...(config.ignoreSigterm ? { signals: false as const } : {}),
+    ...(config.sidecar ? { sidecar: { envoyAdmin: config.sidecar.envoyAdmin, readyTimeoutMs: 30_000, drainTimeoutMs: config.sidecar.drainTimeoutMs, unavailableWaitMs: config.sidecar.unavailableWaitMs, idleQuietMs: config.sidecar.idleQuietMs, checkIntervalMs: 100 } } : {}),
     ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {})
   })
   lameduck.on('state', (c) => emit({ event: 'state', from: c.from, to: c.to, reason: c.reason }))
@@ -57,8 +62,26 @@ if (config.mode === 'lameduck') {
 
 if (config.ignoreSigterm) process.on('SIGTERM', () => emit({ event: 'ignored', signal: 'SIGTERM' }))
 
-function bind (): Promise<number> {
-  return new Promise((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => err ? reject(err) : resolve(port)))
+async function bind (): Promise<number> {
+  const address = `127.0.0.1:${await reservedPort()}`
+  return new Promise((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => err ? reject(err) : resolve(port)))
+}
+
+/**
+ * The port the pod reserved (the listener inherited at config.listenFd, the sidecar's upstream), or 0.
+ * grpc-js binds its own sockets and takes no fd, so the inherited socket is closed and its port bound
+ * again right after: for that moment a connection to it is refused, before the app is ready.
+ */
+async function reservedPort (): Promise<number> {
+  if (config.listenFd === undefined) return 0
+  const inherited = createServer()
+  await new Promise<void>((resolve, reject) => {
+    inherited.once('error', reject)
+    inherited.listen({ fd: config.listenFd }, () => { inherited.off('error', reject); resolve() })
+  })
+  const { port } = inherited.address() as { port: number }
+  await new Promise<void>((resolve) => inherited.close(() => resolve()))
+  return port
 }
 
 /** The handle's admin URL once its listener is up (attachGrpc starts it with the lifecycle). */
@@ -69,7 +92,7 @@ async function adminUrl (handle: { adminUrl?: string | null, once?: (e: string, 
 
 /** Register once booted; on SIGTERM deregister and shut down at once (in-flight calls may finish, new ones are refused). */
 function naive (port: number): void {
-  const instance = { id: config.id, service: config.service, host: '127.0.0.1', port, status: 'UP' as const, metadata: {} }
+  const instance = { id: config.id, service: config.service, host: '127.0.0.1', port: config.advertisePort ?? port, status: 'UP' as const, metadata: {} }
   const registerWhenBooted = async (): Promise<void> => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, bootedAt - Date.now())))
     if (registry) await registry.register(instance)

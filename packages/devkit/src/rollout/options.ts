@@ -18,7 +18,7 @@ export interface RolloutOptions {
   sidecar?: boolean | SidecarKind
   /** The sidecar's pilot-agent runs with EXIT_ON_ZERO_ACTIVE_CONNECTIONS (Envoy then keeps downstream_cx_active). Default false. */
   exitOnZeroActiveConnections?: boolean
-  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext), h2 (HTTP/2 over TLS) or grpc (grpc-js servers, attachGrpc in mode lameduck, and grpc-js clients). Service and Eureka paths (grpc: Nacos too), no sidecar. Default 'http'. */
+  /** What the providers serve and the consumer speaks: http, https (TLS), h2c (HTTP/2 cleartext), h2 (HTTP/2 over TLS) or grpc (grpc-js servers, attachGrpc in mode lameduck, and grpc-js clients). Service and Eureka paths without a sidecar; grpc on Nacos too and behind sidecar 'envoy-real'. Default 'http'. */
   transport?: Transport
   /** naive: no preStop; sleep: preStop `sleep N`; lameduck: preStop `lameduck prestop`. Default 'lameduck'. */
   mode?: RolloutMode
@@ -74,6 +74,20 @@ function sidecarKind (v: unknown): SidecarKind | false {
   return v
 }
 
+/**
+ * The transports each path and sidecar run: http everywhere; grpc on every path, behind the real
+ * Envoy too (its inbound listener speaks h2c downstream and HTTP/2 to the app) but not behind the
+ * stand-in, which proxies HTTP/1.1 only; https, h2c and h2 on the Service and Eureka paths, no sidecar.
+ */
+function checkTransport (transport: Transport, registry: RegistryKind, sidecar: SidecarKind | false): void {
+  if (transport === 'http') return
+  if (transport === 'grpc') {
+    if (sidecar === 'stand-in') throw new InvalidOptionError('transport', "grpc runs behind sidecar 'envoy-real' (the real Envoy, HTTP/2 both ways), not the devkit stand-in, which proxies HTTP/1.1 only")
+    return
+  }
+  if (registry === 'nacos' || sidecar !== false) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths without a sidecar; behind a sidecar use transport 'http' (any sidecar) or 'grpc' (sidecar 'envoy-real')${registry === 'nacos' ? ", on Nacos 'http' or 'grpc'" : ''}`)
+}
+
 export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   const registry = o.registry ?? 'eureka'
   if (!['eureka', 'nacos', 'none'].includes(registry)) throw new InvalidOptionError('registry', `must be eureka, nacos or none, got ${String(registry)}`)
@@ -82,7 +96,7 @@ export function resolveRollout (o: RolloutOptions = {}): ResolvedRollout {
   const transport = o.transport ?? 'http'
   if (!TRANSPORTS.includes(transport)) throw new InvalidOptionError('transport', `must be ${TRANSPORTS.join(', ')}, got ${String(transport)}`)
   const sidecar = sidecarKind(o.sidecar)
-  if (transport !== 'http' && ((registry === 'nacos' && transport !== 'grpc') || sidecar !== false)) throw new InvalidOptionError('transport', `${transport} runs on the Service and Eureka paths${transport === 'grpc' ? ' and Nacos' : ''} without a sidecar; use transport 'http' with ${sidecar === false ? 'registry nacos' : 'sidecar'}`)
+  checkTransport(transport, registry, sidecar)
   const cluster = int('cluster', o.cluster ?? 1, 1)
   if (cluster > 1 && registry === 'none') throw new InvalidOptionError('cluster', 'needs a registry (eureka or nacos); the Service path has none')
   return {

@@ -20,6 +20,8 @@ export const ISTIO = { terminationDrainDurationMs: 5_000, minimumDrainDurationMs
  * The app container's port, bound here on port 0 and kept bound: the app inherits
  * the listening socket (Pod's `listener`), so the port never changes hands. Until
  * then a connection has no app behind it and is closed, as a pod without its app.
+ * (A grpc-js app cannot listen on an inherited socket: it closes it and binds the
+ * same port at once, grpc-provider.ts.)
  */
 async function appListener (): Promise<Server> {
   const server = createServer((socket) => socket.destroy())
@@ -59,6 +61,8 @@ async function realProxy (o: ResolvedRollout, appPort: number, registryOrigin: s
   const istio = { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: INCLUSION_SUFFIXES }
   const envoy = await startRealEnvoy({
     upstream: `http://127.0.0.1:${appPort}`,
+    // A grpc-js app speaks HTTP/2 only: the inbound cluster too (the listener's AUTO codec takes h2c from the consumers).
+    http2Upstream: o.transport === 'grpc',
     ...(registryOrigin ? { outbound: registryOrigin } : {}),
     drainTimeS: sidecarDrainTimeMs(o) / 1000,
     drainStrategy: 'immediate',
