@@ -5,6 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import * as grpc from '@grpc/grpc-js'
 import { CONSUMER_HEADER } from '@lameduck/grpc'
+import { heldWindow, type HeldWindow } from '@lameduck/test-utils'
 import { runCall, serverStream, startGrpc, unary, until, type Started } from './helpers.ts'
 
 function metadata (entries: Array<[string, string | Buffer]>): grpc.Metadata {
@@ -14,15 +15,20 @@ function metadata (entries: Array<[string, string | Buffer]>): grpc.Metadata {
 }
 
 /**
- * Drains with earlyOffline, a call with `md` arriving once the deregistration is confirmed (what a
- * consumer that still routes here sends), and says whether the window ended early.
+ * Drains with earlyOffline and a window held open by the test (so a slow machine cannot let it
+ * pass before the call arrives), a call with `md` arriving once the deregistration is confirmed
+ * (what a consumer that still routes here sends), and says whether the window ended early: a
+ * window the consumers' ids cannot end stays open until released, with the monitor saying why.
  */
-async function drainEndedEarly (s: Started, md: grpc.Metadata): Promise<boolean> {
+async function drainEndedEarly (s: Started, held: HeldWindow, md: grpc.Metadata): Promise<boolean> {
   const offline = s.lameduck!.offline()
   await until(() => s.lameduck!.lifecycle.drain?.deregisteredAt != null, 'the deregistration confirmed')
   const r = await unary(s.client(), { text: 'x' }, md)
   assert.equal(r.res.text, 'x')
   assert.equal(r.trailers?.get('x-lameduck-state')[0], 'draining')
+  const ended = await Promise.race([offline.then((report) => report.endedEarly), until(() => /keeping the full window/.test(s.lameduck!.status().earlyOffline?.pending ?? ''), 'earlyOffline keeping the full window for an anonymous request').then(() => null)])
+  if (ended !== null) return ended
+  held.release()
   return (await offline).endedEarly
 }
 
@@ -35,22 +41,24 @@ const HOSTILE: Array<[string, grpc.Metadata]> = [
 
 for (const [what, md] of HOSTILE) {
   test(`${what}: the call is served, the id counts as anonymous, so earlyOffline cannot be talked into an early end`, async (t) => {
-    const s = await startGrpc({ lameduck: { earlyOffline: { quietMs: 50 }, windows: { endpointLagMs: 600 } } })
+    const held = heldWindow()
+    const s = await startGrpc({ lameduck: { earlyOffline: { quietMs: 50 }, windows: { endpointLagMs: 20_000 }, windowEvidence: held.evidence } })
     t.after(() => s.stop())
     await until(() => s.lameduck!.state === 'serving', 'serving')
     // The consumer was calling before the drain, and calls on while it runs.
     assert.equal((await unary(s.client(), { text: 'x' }, md.clone())).res.text, 'x')
-    assert.equal(await drainEndedEarly(s, md.clone()), false, 'the full window ran')
+    assert.equal(await drainEndedEarly(s, held, md.clone()), false, 'the full window ran')
     assert.equal(s.lameduck!.lifecycle.inflight.count, 0)
   })
 }
 
 test('negative control: one well-formed consumer id, told during the drain, does end the window early', async (t) => {
-  const s = await startGrpc({ lameduck: { earlyOffline: { quietMs: 50 }, windows: { endpointLagMs: 600 } } })
+  const held = heldWindow()
+  const s = await startGrpc({ lameduck: { earlyOffline: { quietMs: 50 }, windows: { endpointLagMs: 20_000 }, windowEvidence: held.evidence } })
   t.after(() => s.stop())
   await until(() => s.lameduck!.state === 'serving', 'serving')
   await unary(s.client(), { text: 'x' }, metadata([[CONSUMER_HEADER, 'consumer-1']]))
-  assert.equal(await drainEndedEarly(s, metadata([[CONSUMER_HEADER, 'consumer-1']])), true)
+  assert.equal(await drainEndedEarly(s, held, metadata([[CONSUMER_HEADER, 'consumer-1']])), true)
 })
 
 test('metadata over the header limit: refused by grpc-js before any handler, counted nowhere, the server goes on', async (t) => {
@@ -92,12 +100,18 @@ async function burst (s: Started, n: number, clients = 4): Promise<Map<number, n
 }
 
 test('2000 streams opened during the window all complete; the drain waits for them and ends with none in flight', async (t) => {
-  const s = await startGrpc({ lameduck: { maxRequestMs: 30_000, windows: { endpointLagMs: 500 } } })
+  // The window lasts until every stream has reached the server (a loaded client opens them slowly).
+  const held = heldWindow()
+  const s = await startGrpc({ lameduck: { maxRequestMs: 30_000, windows: { endpointLagMs: 500 }, windowEvidence: held.evidence } })
   t.after(() => s.stop())
   await until(() => s.lameduck!.state === 'serving', 'serving')
+  const before = s.lameduck!.lifecycle.inflight.total
   const offline = s.lameduck!.offline()
   await until(() => s.lameduck!.state === 'draining', 'draining')
-  const codes = await burst(s, 2_000)
+  const bursting = burst(s, 2_000)
+  await until(() => s.lameduck!.lifecycle.inflight.total - before >= 2_000, 'every stream at the server', { timeoutMs: 60_000 })
+  held.release()
+  const codes = await bursting
   assert.deepEqual([...codes], [[0, 2_000]])
   const report = await offline
   assert.equal(report.inflightAtEnd, 0)
