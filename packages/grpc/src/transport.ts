@@ -38,8 +38,6 @@ export class GrpcTransport implements Transport {
   readonly #hooked = new WeakSet<object>()
   #closedWhileDraining = 0
   #closing: Promise<void> | null = null
-  /** The two-step GOAWAY under way (see goAway()), awaited before closing. */
-  #goAway: Promise<void> | null = null
   #undo: Array<() => void> = []
 
   constructor (server: Server, host: TransportHost, options: ResolvedGrpcOptions) {
@@ -83,8 +81,7 @@ export class GrpcTransport implements Transport {
 
   goingAway (cause: GoingAway['cause']): void {
     if (cause !== 'window') return
-    const { told, done } = goAway(this.#server)
-    this.#goAway = done
+    const told = goAway(this.#server)
     this.#host.log.info({ lameduck: { goAway: told, inflight: this.#host.inflight.count } },
       `lameduck: window over: GOAWAY to ${told} gRPC connection(s); clients reconnect elsewhere, ${this.#host.inflight.count} call(s) in flight complete (bound: maxRequestMs)`)
   }
@@ -133,8 +130,6 @@ export class GrpcTransport implements Transport {
 
   async #close (): Promise<void> {
     this.health?.close()
-    // The final GOAWAY first (bounded): closing before a client read the first would reset its new calls.
-    await this.#goAway?.catch(() => {})
     const clean = await tryShutdownWithin(this.#server, this.#shutdown.tryShutdown, CLOSE_GRACE_MS)
     if (!clean) this.#cut(`${CLOSE_GRACE_MS} ms after the drain (closing)`)
     await this.#host.close()
