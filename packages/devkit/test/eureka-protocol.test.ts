@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { startEureka, type EurekaServer } from '@lameduck/devkit'
+import { virtualClock } from '@lameduck/core'
 import { body, call, DC, fixture, rawGet, until } from './eureka-helpers.ts'
 
 async function withServer (options: Parameters<typeof startEureka>[0], fn: (s: EurekaServer) => Promise<void>): Promise<void> {
@@ -195,42 +196,39 @@ test('delta: recently changed instances with actionType, full-registry hashcode,
 })
 
 test('leases: durationInSecs honoured, x2 expiry bug on by default, eviction timer, self-preservation', async () => {
+  // On a virtual clock: lease ends and the eviction timer are exact, whatever the machine's load.
   const lease = { leaseInfo: { renewalIntervalInSecs: 1, durationInSecs: 1 } }
-  const gone = async (s: EurekaServer, id: string): Promise<number> => {
-    const start = Date.now()
-    await until(async () => (await call('GET', `${s.url}/apps/orders/${id}`)).status !== 200, `the lease of ${id} to expire`, { intervalMs: 20 })
-    return Date.now() - start
-  }
-  // Without the bug a lease ends ~1 x duration after the last renew, with it ~2 x: both
-  // renewed at the same moment, the one without the bug must end first.
-  let firstGone = ''
+  const status = async (s: EurekaServer, id: string): Promise<number> => (await call('GET', `${s.url}/apps/orders/${id}`)).status
+  const clock = virtualClock()
   // Eviction of a single lease needs self-preservation off, as on a real server configured so.
-  await withServer({ evictionIntervalTimerInMs: 50, leaseExpiryBug: false, selfPreservation: false }, async (fixed) => {
-    await withServer({ evictionIntervalTimerInMs: 50, selfPreservation: false }, async (buggy) => {
+  await withServer({ clock, evictionIntervalTimerInMs: 50, leaseExpiryBug: false, selfPreservation: false }, async (fixed) => {
+    await withServer({ clock, evictionIntervalTimerInMs: 50, selfPreservation: false }, async (buggy) => {
       for (const s of [fixed, buggy]) await call('POST', `${s.url}/apps/orders`, { body: body('a', lease) })
       await Promise.all([fixed, buggy].map((s) => call('PUT', `${s.url}/apps/orders/a`)))
-      const [msFixed, msBuggy] = await Promise.all([
-        gone(fixed, 'a').then((ms) => { firstGone ||= 'fixed'; return ms }),
-        gone(buggy, 'a').then((ms) => { firstGone ||= 'buggy'; return ms })
-      ])
-      assert.equal(firstGone, 'fixed', `the lease without the bug ended first (${msFixed} ms vs ${msBuggy} ms)`)
-      assert.ok(msFixed >= 900, `without the bug a lease ends 1 x duration after the last renew, not before (${msFixed} ms)`)
-      assert.ok(msBuggy >= 1_900, `with the bug a renewed lease ends 2 x duration after the last renew, not before (${msBuggy} ms)`)
-      await until(() => fixed.snapshot().length === 0, 'eviction')
+      // Renewed at the same moment: without the bug the lease ends 1 x duration after the renew, with it 2 x.
+      await clock.advance(950)
+      assert.deepEqual([await status(fixed, 'a'), await status(buggy, 'a')], [200, 200], 'both leases hold within 1 x duration')
+      await clock.advance(150)
+      assert.deepEqual([await status(fixed, 'a'), await status(buggy, 'a')], [404, 200], 'without the bug the lease ended after 1 x duration (+ one eviction tick)')
+      assert.equal(fixed.snapshot().length, 0, 'evicted')
+      await clock.advance(800)
+      assert.equal(await status(buggy, 'a'), 200, 'with the bug a renewed lease holds until 2 x duration')
+      await clock.advance(200)
+      assert.equal(await status(buggy, 'a'), 404, 'with the bug the lease ended after 2 x duration')
     })
   })
-  await withServer({ evictionIntervalTimerInMs: 50, defaultLeaseDurationMs: 300, leaseExpiryBug: false, selfPreservation: false }, async (s) => {
+  await withServer({ clock, evictionIntervalTimerInMs: 50, defaultLeaseDurationMs: 300, leaseExpiryBug: false, selfPreservation: false }, async (s) => {
     await call('POST', `${s.url}/apps/orders`, { body: body('b') })
     await call('POST', `${s.url}/apps/orders`, { body: body('x', lease) })
-    const ms = await gone(s, 'b')
+    await clock.advance(400)
     // Registered together: b (no leaseInfo, 300 ms default) is gone while x's 1 s lease still holds.
-    assert.equal((await call('GET', `${s.url}/apps/orders/x`)).status, 200, `defaultLeaseDurationMs applies without leaseInfo (${ms} ms)`)
+    assert.deepEqual([await status(s, 'b'), await status(s, 'x')], [404, 200], 'defaultLeaseDurationMs applies without leaseInfo')
   })
-  await withServer({ evictionIntervalTimerInMs: 50, leaseExpiryBug: false }, async (s) => {
+  await withServer({ clock, evictionIntervalTimerInMs: 50, leaseExpiryBug: false }, async (s) => {
     await call('POST', `${s.url}/apps/orders`, { body: body('c', lease) })
-    await new Promise((resolve) => setTimeout(resolve, 1_300))
+    await clock.advance(1_300)
     assert.equal(s.snapshot().length, 1, 'self-preservation (on by default): no renews measured, so nothing expires')
-    assert.equal((await call('GET', `${s.url}/apps/orders/c`)).status, 200)
+    assert.equal(await status(s, 'c'), 200)
   })
 })
 
