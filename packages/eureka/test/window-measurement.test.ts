@@ -18,6 +18,8 @@ const SERVER_CACHE_MS = 300
 const CLIENT_FETCH_MS = 300
 /** Request latency and timer jitter; the event loop's own measured delay is added on top. */
 const TOLERANCE_MS = 100
+/** Steps of a drop that wait on the event loop; each may be late by its measured worst delay. */
+const LATE_STEPS = 3
 const ROUNDS = 8
 
 function summary (ms: number[]): string {
@@ -64,7 +66,9 @@ async function measure (t: { diagnostic(msg: string): void }, { mode, readOnly }
         }, 'both consumers to drop the instance', window.totalMs + 2_000, 5)
         measured.plain.push(gone.plain!)
         measured.adapter.push(gone.adapter!)
-        allowed.push(window.totalMs + TOLERANCE_MS + Math.round(lag.max / 1e6))
+        // Three steps wait on this event loop (the fetch timer, the fetch's request, its answer
+        // parsed), each as late as its worst delay on a busy machine.
+        allowed.push(window.totalMs + TOLERANCE_MS + LATE_STEPS * Math.round(lag.max / 1e6))
       } finally {
         await cb((done) => plain.stop(done))
         await discovery.close()
@@ -78,7 +82,7 @@ async function measure (t: { diagnostic(msg: string): void }, { mode, readOnly }
   t.diagnostic(`${mode}, read-only cache ${readOnly ? 'on' : 'off'}: window ${window.totalMs} ms (${window.breakdown.map((b) => `${b.part} ${b.ms}`).join(' + ')})`)
   t.diagnostic(`  eureka-js-client consumer: ${summary(measured.plain)}`)
   t.diagnostic(`  lameduck eurekaDiscovery:  ${summary(measured.adapter)}`)
-  t.diagnostic(`  allowed per round (window + ${TOLERANCE_MS} ms + event-loop lag): ${allowed.join(', ')} ms`)
+  t.diagnostic(`  allowed per round (window + ${TOLERANCE_MS} ms + ${LATE_STEPS} x event-loop lag): ${allowed.join(', ')} ms`)
   for (let n = 0; n < allowed.length; n++) {
     for (const ms of [measured.plain[n]!, measured.adapter[n]!]) {
       assert.ok(ms <= allowed[n]!, `round ${n}: dropped after ${ms} ms, window ${window.totalMs} ms, allowed ${allowed[n]} ms`)
