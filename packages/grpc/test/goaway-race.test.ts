@@ -42,7 +42,7 @@ function load (client: Record<string, any>): Load {
 /** `a` behind the delaying proxy, `b` direct, one round_robin channel over both, under load until `a` is gone. */
 async function race (t: import('node:test').TestContext, security: Security, a: Started, retries: boolean): Promise<Load> {
   const b = await startGrpc({ security, name: 'b', lameduck: false })
-  const proxy = await tcpDelay(a.port, ON_THE_WAY_MS)
+  const proxy = await tcpDelay(a.port, { upMs: ON_THE_WAY_MS })
   const client = new Echo(`ipv4:127.0.0.1:${proxy.port},127.0.0.1:${b.port}`, clientCredentials(security), {
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
     'grpc.enable_retries': retries ? 1 : 0,
