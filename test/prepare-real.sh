@@ -18,8 +18,15 @@ declare -A steps=(
   [prometheus]="bash test/real/prometheus/install.sh"
   [otelcol]="bash test/real/otel/install-collector.sh"
 )
+# Optional step names (maven envoy kubernetes prometheus otelcol): only those, e.g. the Kubernetes
+# control plane apart, since only test:k8s needs it (.ci/run builds it during test:real).
+names=("$@")
+if [ ${#names[@]} = 0 ]; then names=("${!steps[@]}"); fi
+for name in "${names[@]}"; do
+  [ -n "${steps[$name]:-}" ] || { echo "prepare-real: no step '$name' (the steps: ${!steps[*]})" >&2; exit 2; }
+done
 declare -A pids=()
-for name in "${!steps[@]}"; do
+for name in "${names[@]}"; do
   bash -c "${steps[$name]}" >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
 done
@@ -34,5 +41,5 @@ for name in "${!pids[@]}"; do
     failed=1
   fi
 done
-echo "prepare-real: real software ready in $(( $(date +%s) - started )) s"
+echo "prepare-real: ${names[*]} ready in $(( $(date +%s) - started )) s"
 exit "$failed"
