@@ -1,0 +1,59 @@
+// The rollout lab with gRPC behind real Envoy sidecars (`lameduck-devkit rollout --transport grpc
+// --sidecar envoy-real`): every provider a grpc-js server behind the real Envoy 1.40.0 binary (the
+// devkit's Istio-shaped bootstrap: the inbound listener takes h2c from the consumer, its cluster
+// speaks HTTP/2 to the app; the app's registry calls through the outbound listener), on the devkit's
+// Eureka server, under load from real grpc-js clients (a channel per registry address, round robin,
+// no lameduck on the consumer side). The provider advertises its sidecar's inbound port; in mode
+// lameduck attachGrpc drains its Envoy through the engine's sidecar option (drain_listeners, then the
+// request gauges). lameduck loses no call and no pod is SIGKILLed; naive providers (deregister and
+// tryShutdown() on SIGTERM) behind the same Envoy lose calls — the negative control.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { runRollout, type RolloutOptions, type RolloutReport } from '@lameduck/devkit'
+import { envoyBinary } from './helpers/envoy.ts'
+
+const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
+
+// Short and scaled: 2 providers, periods × 0.03 (Istio's 45 s drain time → Envoy's --drain-time-s 1).
+const small: RolloutOptions = { registry: 'eureka', transport: 'grpc', sidecar: 'envoy-real', consumer: 'plain', providers: 2, rps: 200, settleMs: 800, scale: 0.03, ...(log ? { log } : {}) }
+
+test.before(() => { process.env.LAMEDUCK_ENVOY_BIN ??= envoyBinary() })
+
+const failures = (r: RolloutReport): string => `${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`
+
+function servedThroughEnvoy (r: RolloutReport): void {
+  assert.equal(r.scenario.transport, 'grpc')
+  assert.equal(r.scenario.sidecar, 'envoy-real')
+  assert.ok(r.total >= 800, `hundreds of calls (${r.total})`)
+  // The replies name the provider: each v1 pod answered through its Envoy before it was deleted.
+  for (const i of r.instances.filter((i) => i.version === 'v1')) assert.ok(i.requests > 0, `${i.id} served calls`)
+  assert.equal(r.offline.length, 2, 'both v1 pods were deleted')
+}
+
+test('eureka + gRPC behind real Envoy sidecars: lameduck loses 0 calls, no SIGKILL; naive providers behind the same Envoy lose calls', { timeout: 180_000 }, async () => {
+  const lameduck = await runRollout({ ...small, mode: 'lameduck' })
+  servedThroughEnvoy(lameduck)
+  assert.equal(lameduck.failed, 0, `failed: ${failures(lameduck)}`)
+  for (const o of lameduck.offline) {
+    assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
+    assert.equal(o.drain?.outcome, 'offline')
+    assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
+  }
+
+  const naive = await runRollout({ ...small, mode: 'naive' })
+  servedThroughEnvoy(naive)
+  assert.ok(naive.failed > 0, `naive providers behind Envoy lost nothing: ${failures(naive)}`)
+})
+
+// The Service path behind the same Envoy: the consumer's channels stay pinned to a pod's Envoy until its
+// drain_listeners tells them to go (GOAWAY on their next response), so calls still flow through Envoy when the
+// window ends. attachGrpc's GOAWAY at the window's end (grpc-js drain(): last-stream-id = the last stream
+// processed) then refuses the streams Envoy has already sent on its upstream connection, and Envoy does not
+// retry them under Istio's inbound retry_on (reset-before-request): UNAVAILABLE "remote refused stream reset",
+// 2–8 calls per run, all at a pod's window end. Behind a sidecar that GOAWAY moves no consumer (the sidecar
+// drain does); it is left to packages/grpc (todo until attachGrpc leaves the sidecar's connections to the end).
+test('Service + gRPC behind real Envoy sidecars: lameduck loses 0 calls', { timeout: 120_000, todo: 'attachGrpc\'s window GOAWAY refuses the streams Envoy has in flight (packages/grpc)' }, async () => {
+  const r = await runRollout({ ...small, registry: 'none', mode: 'lameduck' })
+  servedThroughEnvoy(r)
+  assert.equal(r.failed, 0, `failed: ${failures(r)}`)
+})
