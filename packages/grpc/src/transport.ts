@@ -81,6 +81,14 @@ export class GrpcTransport implements Transport {
 
   goingAway (cause: GoingAway['cause']): void {
     if (cause !== 'window') return
+    if (this.#host.options.sidecar !== false) {
+      // Behind a sidecar the app's connections are the sidecar's own: a GOAWAY moves no consumer
+      // (the sidecar's drain, next, does) and refuses the streams the sidecar has already sent,
+      // which Envoy does not retry (Istio's inbound retry_on is reset-before-request). The close,
+      // once the sidecar drained and the calls ended, says GOAWAY to connections with nothing in flight.
+      this.#host.log.info({ lameduck: { inflight: this.#host.inflight.count } }, 'lameduck: window over: behind a sidecar, its drain moves the consumers; the gRPC connections get GOAWAY at the close')
+      return
+    }
     const told = goAway(this.#server)
     this.#host.log.info({ lameduck: { goAway: told, inflight: this.#host.inflight.count } },
       `lameduck: window over: GOAWAY to ${told} gRPC connection(s); clients reconnect elsewhere, ${this.#host.inflight.count} call(s) in flight complete (bound: maxRequestMs)`)

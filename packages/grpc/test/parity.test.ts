@@ -71,7 +71,7 @@ test('the admin listener serves /status and /metrics with the gRPC server\'s con
   assert.equal((await call).code, grpc.status.OK)
 })
 
-test('the window\'s end, then the sidecar steps, as on HTTP: goingAway and the GOAWAY come first', async (t) => {
+test('the window\'s end, then the sidecar steps, as on HTTP: goingAway comes first; behind a sidecar no GOAWAY at the window (the sidecar\'s drain moves the consumers)', async (t) => {
   const seen: Array<{ what: string, at: number }> = []
   const s = await startGrpc({ lameduck: { sidecar: { afterWindow: [{ name: 'envoy drain', run: async () => { seen.push({ what: 'sidecar', at: Date.now() }) } }] } } })
   t.after(() => s.stop())
@@ -81,7 +81,8 @@ test('the window\'s end, then the sidecar steps, as on HTTP: goingAway and the G
   // The window watch re-checks on each drain phase: it ends as the drain leaves the window phase.
   assert.deepEqual(seen.map((e) => e.what), ['goingAway:window', 'sidecar'])
   for (const e of seen) assert.ok(e.at >= report.deregisteredAt! + report.windowMs, `${e.what} after the window`)
-  assert.ok(s.log.lines.some((l) => l.msg.includes('GOAWAY')))
+  assert.ok(s.log.lines.some((l) => l.msg.includes('behind a sidecar, its drain moves the consumers')))
+  assert.ok(!s.log.lines.some((l) => /GOAWAY to \d+ gRPC connection/.test(l.msg)), 'the sidecar\'s streams are not refused at the window')
 })
 
 test('online() after a drain: the server never stopped listening; clients reconnect after the GOAWAY and call again, health says SERVING', async (t) => {
