@@ -28,10 +28,16 @@ export function goAway (server: GrpcServer): number {
   return open.length
 }
 
-/** grpc-js's tryShutdown, bounded: true when every connection closed within `ms`. */
-export function tryShutdownWithin (server: GrpcServer, tryShutdown: GrpcServer['tryShutdown'], ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => { resolve(false) }, ms)
-    tryShutdown.call(server, () => { clearTimeout(timer); resolve(true) })
-  })
+/** grpc-js's tryShutdown: resolves once every connection closed (their calls complete first). */
+export function tryShutdownAll (server: GrpcServer, tryShutdown: GrpcServer['tryShutdown']): Promise<void> {
+  return new Promise((resolve) => { tryShutdown.call(server, () => { resolve() }) })
+}
+
+/** True when `p` settles within `ms`. */
+export function within (p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    p.then(() => true, () => true),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false) }, ms) })
+  ]).finally(() => { clearTimeout(timer) })
 }

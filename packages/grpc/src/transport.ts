@@ -8,10 +8,16 @@ import { HEALTH_SERVICE, healthServiceDefinition } from './health-codec.ts'
 import { HealthService } from './health.ts'
 import type { ResolvedGrpcOptions } from './options.ts'
 import { addInterceptor, http2Servers, serviceNames, sessions, type Binding } from './server-internals.ts'
-import { goAway, tryShutdownWithin } from './shutdown.ts'
+import { goAway, tryShutdownAll, within } from './shutdown.ts'
 
 /** After the drain, calls still open (streams the app did not end on 'goingAway') get this long before the cut. */
 export const CLOSE_GRACE_MS = 1_500
+/**
+ * The most the close grace stretches: a call the server sees only as the close grace runs
+ * out (a node starved for that long reads it just before the grace timer fires) still gets
+ * CLOSE_GRACE_MS of its own, up to this much after the close began.
+ */
+export const MAX_CLOSE_MS = 4 * CLOSE_GRACE_MS
 
 const kAttached = Symbol.for('lameduck.grpc.attached')
 
@@ -138,8 +144,17 @@ export class GrpcTransport implements Transport {
 
   async #close (): Promise<void> {
     this.health?.close()
-    const clean = await tryShutdownWithin(this.#server, this.#shutdown.tryShutdown, CLOSE_GRACE_MS)
-    if (!clean) this.#cut(`${CLOSE_GRACE_MS} ms after the drain (closing)`)
+    const closed = tryShutdownAll(this.#server, this.#shutdown.tryShutdown)
+    const began = Date.now()
+    let until = began + CLOSE_GRACE_MS
+    while (!(await within(closed, until - Date.now()))) {
+      // Each call open gets CLOSE_GRACE_MS from when the server saw it, within MAX_CLOSE_MS.
+      const youngest = Math.max(...this.calls.list().map((c) => c.at))
+      const due = Math.min(youngest + CLOSE_GRACE_MS, began + MAX_CLOSE_MS)
+      if (due <= Date.now()) break
+      until = due
+    }
+    if (!(await within(closed, 0))) this.#cut(`${Date.now() - began} ms after the drain (closing)`)
     await this.#host.close()
   }
 
