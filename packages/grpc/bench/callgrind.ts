@@ -6,7 +6,7 @@
 // warm-up stay out; the GC the calls cause stays in.
 //   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts
 import { connect } from 'node:http2'
-import { callgrindServer, hasValgrind } from '@lameduck/test-utils'
+import { hasValgrind, instructionsPer } from '@lameduck/test-utils'
 import type { BenchMode } from './server.ts'
 
 export { hasValgrind }
@@ -33,16 +33,8 @@ async function calls (port: number, n: number): Promise<void> {
 }
 
 /** Instructions per call of a server under callgrind: WARM calls, counters zeroed, MEASURED calls, counters read. */
-async function perCall (mode: BenchMode): Promise<number> {
-  const server = await callgrindServer(overhead, ['--serve', mode])
-  try {
-    await calls(server.port, WARM)
-    server.zero()
-    await calls(server.port, MEASURED)
-    return server.instructions() / MEASURED
-  } finally {
-    await server.stop()
-  }
+function perCall (mode: BenchMode): Promise<number> {
+  return instructionsPer(overhead, ['--serve', mode], calls, { warm: WARM, measured: MEASURED })
 }
 
 export interface CallgrindResult { bare: number, attached: number, ratio: number, table: string, setup: string }

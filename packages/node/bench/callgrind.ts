@@ -5,7 +5,7 @@
 // counters zeroed, MEASURED requests, counters read (every thread), ÷ MEASURED.
 //   node --conditions=@lameduck/source packages/node/bench/callgrind.ts
 import { Agent, request } from 'node:http'
-import { callgrindServer, hasValgrind } from '@lameduck/test-utils'
+import { hasValgrind, instructionsPer } from '@lameduck/test-utils'
 import type { Mode, ServerKind } from './servers.ts'
 
 const WARM = 3_000
@@ -27,16 +27,8 @@ async function requests (port: number, n: number): Promise<void> {
   agent.destroy()
 }
 
-async function perRequest (kind: ServerKind, mode: Mode): Promise<number> {
-  const server = await callgrindServer(overhead, ['--serve', `${kind}:${mode}`])
-  try {
-    await requests(server.port, WARM)
-    server.zero()
-    await requests(server.port, MEASURED)
-    return server.instructions() / MEASURED
-  } finally {
-    await server.stop()
-  }
+function perRequest (kind: ServerKind, mode: Mode): Promise<number> {
+  return instructionsPer(overhead, ['--serve', `${kind}:${mode}`], requests, { warm: WARM, measured: MEASURED })
 }
 
 export interface EngineCallgrind { table: string, setup: string, ratios: Record<string, number> }

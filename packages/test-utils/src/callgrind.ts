@@ -57,3 +57,19 @@ export async function callgrindServer (script: URL | string, args: string[]): Pr
     throw err
   }
 }
+
+/**
+ * Instructions per unit of work of a server under callgrind: `drive(port, warm)`,
+ * counters zeroed, `drive(port, measured)`, counters read (every thread) ÷ measured.
+ */
+export async function instructionsPer (script: URL | string, args: string[], drive: (port: number, n: number) => Promise<void>, counts: { warm: number, measured: number }): Promise<number> {
+  const server = await callgrindServer(script, args)
+  try {
+    await drive(server.port, counts.warm)
+    server.zero()
+    await drive(server.port, counts.measured)
+    return server.instructions() / counts.measured
+  } finally {
+    await server.stop()
+  }
+}
