@@ -26,6 +26,8 @@ export interface OfflineReport {
   offlineMs: number
   /** Deletion → the last request this instance served. */
   lastRequestAfterMs: number | null
+  /** Calls the consumer started between this instance's deletion and its exit (to any instance): the load the drain ran under. */
+  callsWhileLeaving: number
   /** The plugin's own offline report, when it ran one. */
   drain: Record<string, unknown> | null
   killed: boolean
@@ -132,12 +134,15 @@ function offlineReports (input: ReportInput, lastSeen: Map<string, number>): Off
     const drainEvent = pod?.events.find((e) => e.event === 'offline')
     const drain = (drainEvent?.report ?? null) as Record<string, unknown> | null
     const last = lastSeen.get(term.id)
+    const from = term.deletedAt - input.loadStartedAt
+    const to = term.exitedAt - input.loadStartedAt
     return {
       id: term.id,
       windowMs: drain === null ? null : Number(drain.windowMs),
       preStopMs: term.preStopMs,
       offlineMs: term.exitedAt - term.deletedAt,
       lastRequestAfterMs: last === undefined ? null : last + input.loadStartedAt - term.deletedAt,
+      callsWhileLeaving: input.records.filter((r) => r.t >= from && r.t <= to).length,
       drain,
       killed: term.killed
     }

@@ -15,6 +15,7 @@ export function summaryTable (runs: Array<{ title: string, report: RolloutReport
     ['window (computed)', (r) => `${String(r.scenario.windowMs)} ms`],
     ['offline per pod (deleted → exit)', (r) => r.offline.map((o) => o.offlineMs).join(' / ') + ' ms'],
     ['last request after deletion', (r) => r.offline.map((o) => o.lastRequestAfterMs ?? '–').join(' / ') + ' ms'],
+    ['calls while leaving (deleted → exit)', (r) => r.offline.map((o) => o.callsWhileLeaving).join(' / ')],
     ['SIGKILLed pods', (r) => String(r.offline.filter((o) => o.killed).length)],
     ['rollout time', (r) => `${r.rolloutMs} ms`],
     ['event-loop lag p99 / max', (r) => `consumer ${r.eventLoopLag.consumer.p99Ms} / ${r.eventLoopLag.consumer.maxMs} ms, providers ${r.eventLoopLag.providers.p99Ms} / ${r.eventLoopLag.providers.maxMs} ms`]

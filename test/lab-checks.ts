@@ -1,0 +1,17 @@
+// What a rollout-lab test checks before it believes a count of lost calls: that the load ran, and
+// (for drains that take time) that calls were being made through every drain. Both are independent
+// of machine speed: a starved load generator makes fewer calls, not none — a floor on the total
+// (e.g. "≥ 800") failed on a loaded CI machine with 776 while the run itself was sound.
+import assert from 'node:assert/strict'
+import type { RolloutReport } from '@lameduck/devkit'
+
+/** The consumer made calls: enough that a loss would show (at ≥ 100 req/s for seconds, a floor far below any sound run). */
+export function assertLoadRan (r: RolloutReport): void {
+  assert.ok(r.total > 100, `the consumer made ${r.total} calls`)
+}
+
+/** The load ran and every deleted pod drained under it: calls were started between its deletion and its exit. */
+export function assertDrainedUnderLoad (r: RolloutReport): void {
+  assertLoadRan(r)
+  for (const o of r.offline) assert.ok(o.callsWhileLeaving > 0, `${o.id}: calls were made while it was leaving (${o.callsWhileLeaving}, ${o.offlineMs} ms from deletion to exit)`)
+}
