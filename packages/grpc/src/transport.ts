@@ -1,6 +1,6 @@
 import type { Server } from '@grpc/grpc-js'
 import type { ServerHttp2Session } from 'node:http2'
-import { isLeaving, type StateChange } from '@lameduck/core'
+import { isLeaving, SHUTDOWN_DEFAULTS, type StateChange } from '@lameduck/core'
 import type { ConnectionStats, GoingAway, ListenAddress, Transport, TransportHost } from '@lameduck/node/engine'
 import { whenBound } from './binding.ts'
 import { CallTable } from './calls.ts'
@@ -15,9 +15,12 @@ export const CLOSE_GRACE_MS = 1_500
 /**
  * The most the close grace stretches: a call the server sees only as the close grace runs
  * out (a node starved for that long reads it just before the grace timer fires) still gets
- * CLOSE_GRACE_MS of its own, up to this much after the close began.
+ * CLOSE_GRACE_MS of its own, and a client that has not yet read its last answers gets
+ * time to, up to this much after the close began. Inside the close slack that the shutdown
+ * budget (and `lameduck plan`) counts, less the second the signal path gives the event loop
+ * to empty before it exits.
  */
-export const MAX_CLOSE_MS = 4 * CLOSE_GRACE_MS
+export const MAX_CLOSE_MS = SHUTDOWN_DEFAULTS.closeSlackMs - 1_000
 
 const kAttached = Symbol.for('lameduck.grpc.attached')
 
@@ -148,9 +151,14 @@ export class GrpcTransport implements Transport {
     const began = Date.now()
     let until = began + CLOSE_GRACE_MS
     while (!(await within(closed, until - Date.now()))) {
-      // Each call open gets CLOSE_GRACE_MS from when the server saw it, within MAX_CLOSE_MS.
-      const youngest = Math.max(...this.calls.list().map((c) => c.at))
-      const due = Math.min(youngest + CLOSE_GRACE_MS, began + MAX_CLOSE_MS)
+      // Each call open gets CLOSE_GRACE_MS from when the server saw it, within MAX_CLOSE_MS. With no
+      // call open, what is left are connections whose client has not closed after the GOAWAY yet: it
+      // is late reading (starved) and its answers are still in its socket buffer. Destroying one now
+      // risks a reset (any client bytes the server has not read make the close an RST), and a reset
+      // makes the client's kernel drop what it has not read: calls that completed would fail as
+      // "Connection dropped". They close themselves once read; they get up to MAX_CLOSE_MS.
+      const open = this.calls.list()
+      const due = open.length === 0 ? began + MAX_CLOSE_MS : Math.min(Math.max(...open.map((c) => c.at)) + CLOSE_GRACE_MS, began + MAX_CLOSE_MS)
       if (due <= Date.now()) break
       until = due
     }

@@ -1,9 +1,10 @@
 // Real grpc-js servers and clients on 127.0.0.1 for the @lameduck/grpc tests: the Echo
 // service (one method of each call kind), plaintext or TLS, with attachGrpc() or without.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, fork } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import * as grpc from '@grpc/grpc-js'
 import * as loader from '@grpc/proto-loader'
 import { memoryRegistry, type Logger, type MemoryRegistry } from '@lameduck/core'
@@ -289,4 +290,13 @@ export function runCall (client: Record<string, any>, kind: Kind, { ms = 400, me
 /** How many messages a complete call of `kind` gets back. */
 export function expectedMessages (kind: Kind): number {
   return kind === 'server streaming' || kind === 'bidi' ? 5 : 1
+}
+
+/** The child provider (fixtures/signal-app.ts: attachGrpc on its own signal path, or naive); its stdout lines are JSON events. */
+export function spawnSignalApp (args: string[]): { lines: Array<Record<string, unknown>>, exited: Promise<number | null>, kill: () => void } {
+  const child = fork(new URL('./fixtures/signal-app.ts', import.meta.url), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  const lines: Array<Record<string, unknown>> = []
+  createInterface({ input: child.stdout! }).on('line', (l) => { try { lines.push(JSON.parse(l)) } catch {} })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return { lines, exited, kill: () => { child.kill('SIGTERM') } }
 }

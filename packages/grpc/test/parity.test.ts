@@ -5,28 +5,18 @@
 // by hand (forceShutdown) loses the call.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { fork } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import * as grpc from '@grpc/grpc-js'
-import { check, Echo, healthClient, runCall, SERVING, startGrpc, until } from './helpers.ts'
-
-function spawnApp (args: string[]): { lines: Array<Record<string, unknown>>, exited: Promise<number | null>, kill: () => void } {
-  const child = fork(new URL('./fixtures/signal-app.ts', import.meta.url), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
-  const lines: Array<Record<string, unknown>> = []
-  createInterface({ input: child.stdout! }).on('line', (l) => { try { lines.push(JSON.parse(l)) } catch {} })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  return { lines, exited, kill: () => { child.kill('SIGTERM') } }
-}
+import { check, Echo, healthClient, runCall, SERVING, spawnSignalApp, startGrpc, until } from './helpers.ts'
 
 for (const mode of ['lameduck', 'naive'] as const) {
   test(`SIGTERM to a child gRPC server${mode === 'naive' ? ' (negative control: forceShutdown by hand)' : ''}: the call in flight ${mode === 'naive' ? 'is lost' : 'completes, exit 0, the termination message says so'}`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'lameduck-grpc-term-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     const termination = join(dir, 'termination-log')
-    const app = spawnApp(mode === 'naive' ? ['naive'] : ['lameduck', termination])
+    const app = spawnSignalApp(mode === 'naive' ? ['naive'] : ['lameduck', termination])
     t.after(() => app.kill())
     await until(() => app.lines.some((l) => l.event === 'listening'), 'the child to bind', 30_000)
     if (mode === 'lameduck') await until(() => app.lines.some((l) => l.event === 'state' && l.to === 'serving'), 'serving', 30_000)

@@ -5,17 +5,20 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import * as grpc from '@grpc/grpc-js'
-import { clientCredentials, Echo, SECURITIES, startGrpc, unary, until, type Security, type Started } from './helpers.ts'
+import { tcpDelay } from '@lameduck/test-utils'
+import { CLOSE_GRACE_MS, MAX_CLOSE_MS } from '@lameduck/grpc'
+import { clientCredentials, Echo, SECURITIES, spawnSignalApp, startGrpc, unary, until, type Security, type Started } from './helpers.ts'
 
-interface Load { ok: number, failed: Array<{ code: number, details: string }>, servedBy: Record<string, number>, stop(): Promise<void> }
+interface Load { ok: number, issued: number, failed: Array<{ code: number, details: string }>, servedBy: Record<string, number>, stop(): Promise<void> }
 
 /** `concurrency` loops of unary calls (each `ms` long on the server) until stopped. */
 function load (client: Record<string, any>, concurrency: number, ms: number): Load {
   const state = { running: true }
-  const result: Load = { ok: 0, failed: [], servedBy: {}, stop: async () => { state.running = false; await Promise.all(loops) } }
+  const result: Load = { ok: 0, issued: 0, failed: [], servedBy: {}, stop: async () => { state.running = false; await Promise.all(loops) } }
   const loop = async (): Promise<void> => {
     while (state.running) {
       try {
+        result.issued++
         const { res } = await unary(client, { text: 'x', ms })
         result.ok++
         result.servedBy[res.servedBy!] = (result.servedBy[res.servedBy!] ?? 0) + 1
@@ -76,6 +79,44 @@ for (const { security, drain } of CASES) {
     assert.equal(drains, drain ? 1 : 0, 'drain() once per bound port where grpc-js has it')
   })
 }
+
+// A client that reads late: the provider's answers reach it LATE_MS after they were sent (a starved
+// client reads its socket that late), longer than the close grace, shorter than MAX_CLOSE_MS. The
+// provider is a child process on its own signal path. When it closes, its calls are answered but the
+// client has read neither those answers nor the GOAWAY, and goes on sending on that connection. The
+// close used to give up on such a connection at CLOSE_GRACE_MS (no call open, so nothing to wait for)
+// and the process exited: the kernel answered the client's next bytes with a reset, and a reset drops
+// what the client had not read yet (the delay proxy passes it on at once, as TCP does). Calls the
+// provider had completed failed. The close now leaves a connection with no call open to its client,
+// which closes it once it has read the GOAWAY.
+const LATE_MS = 3_000
+test(`a client that reads the provider's answers ${LATE_MS} ms late (past the close grace), SIGTERM to the provider: it exits once the client left, 0 failed`, async (t) => {
+  // Past the close grace and the second the signal path then gives the event loop to empty; a second inside MAX_CLOSE_MS.
+  assert.ok(LATE_MS >= CLOSE_GRACE_MS + 1_000 + 500 && LATE_MS + 1_000 <= MAX_CLOSE_MS)
+  const app = spawnSignalApp(['lameduck'])
+  t.after(() => app.kill())
+  await until(() => app.lines.some((l) => l.event === 'state' && l.to === 'serving'), 'the child serving', 30_000)
+  const late = await tcpDelay(app.lines.find((l) => l.event === 'listening')!.port as number, { downMs: LATE_MS })
+  const b = await startGrpc({ name: 'b' })
+  const client = new Echo(`ipv4:127.0.0.1:${late.port},127.0.0.1:${b.port}`, clientCredentials('plaintext'), {
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] })
+  }) as grpc.Client & Record<string, any>
+  const l = load(client, 16, 40)
+  t.after(async () => { await l.stop(); client.close(); await Promise.all([b.stop(), late.close()]) })
+  // Each call to the child takes LATE_MS (and the connection as long to come up).
+  await until(() => (l.servedBy.child ?? 0) > 0 && (l.servedBy.b ?? 0) > 20, 'calls on both servers', 30_000)
+
+  const began = Date.now()
+  app.kill()
+  assert.equal(await app.exited, 0)
+  const exitedAfter = Date.now() - began
+  // The load goes on, as a busy client's does, until every call issued by the exit has ended, and more.
+  const issued = l.issued
+  await until(() => l.ok + l.failed.length >= issued + 50, 'the calls issued before the exit ended')
+  await l.stop()
+  t.diagnostic(`calls: ${l.ok} ok (child ${l.servedBy.child ?? 0}, b ${l.servedBy.b ?? 0}), ${l.failed.length} failed; the child exited ${exitedAfter} ms after SIGTERM`)
+  assert.deepEqual(l.failed, [])
+})
 
 test('negative control: the naive shutdown (forceShutdown) under the same load fails the calls in flight', async (t) => {
   const { a, b, client } = await pair('plaintext', false)
