@@ -6,7 +6,7 @@
 // warm-up stay out; the GC the calls cause stays in.
 //   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts
 import { connect } from 'node:http2'
-import { hasValgrind, instructionsPer } from '@lameduck/test-utils'
+import { hasValgrind, instructionsPer, pairedCounts } from '@lameduck/test-utils'
 import type { BenchMode } from './server.ts'
 
 export { hasValgrind }
@@ -43,18 +43,13 @@ function perCall (mode: BenchMode): Promise<number> {
 
 export interface CallgrindResult { bare: number, attached: number, ratio: number, rounds: Array<{ bare: number, attached: number }>, table: string, setup: string }
 
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US')
 
 export async function benchCallgrind (): Promise<CallgrindResult> {
-  const rounds: Array<{ bare: number, attached: number }> = []
-  for (let i = 0; i < ROUNDS; i++) {
-    // The two sides at once: under valgrind most of a run is node starting.
-    const [bare, attached] = await Promise.all([perCall('bare'), perCall('attach')])
-    rounds.push({ bare, attached })
-  }
-  const bare = median(rounds.map((r) => r.bare))
-  const attached = median(rounds.map((r) => r.attached))
+  const counts = await pairedCounts(ROUNDS, () => perCall('bare'), () => perCall('attach'))
+  const bare = counts.bare.median
+  const attached = counts.attached.median
+  const rounds = counts.bare.rounds.map((b, i) => ({ bare: b, attached: counts.attached.rounds[i]! }))
   const ratio = bare / attached
   const table = [
     '| unary grpc-js | instructions per call, bare | with attachGrpc | added | **ratio (bare ÷ attachGrpc)** | rounds (bare / attachGrpc) |',

@@ -5,11 +5,14 @@
 // counters zeroed, MEASURED requests, counters read (every thread), ÷ MEASURED.
 //   node --conditions=@lameduck/source packages/node/bench/callgrind.ts
 import { Agent, request } from 'node:http'
-import { hasValgrind, instructionsPer } from '@lameduck/test-utils'
+import { hasValgrind, instructionsPer, pairedCounts } from '@lameduck/test-utils'
 import type { Mode, ServerKind } from './servers.ts'
 
 const WARM = 3_000
-const MEASURED = 6_000
+const MEASURED = Number(process.env.BENCH_CALLGRIND_CALLS ?? 6_000)
+// Where a major GC falls moves one process's count (attach() measured 0.949–0.985 in single
+// runs): each side runs ROUNDS times, a fresh process each, and the medians are compared.
+const ROUNDS = Number(process.env.BENCH_CALLGRIND_ROUNDS ?? 3)
 const CONNECTIONS = 8
 const overhead = new URL('./overhead.ts', import.meta.url)
 
@@ -42,15 +45,16 @@ const ROWS: Array<{ label: string, kind: ServerKind, bare: Mode, attached: Mode 
 export async function benchEngineCallgrind (rows = ROWS): Promise<EngineCallgrind> {
   // The SDK's own collection period (60 s): per request, not per second of valgrind's slow clock.
   process.env.LAMEDUCK_BENCH_OTEL_COLLECT_MS = '60000'
-  const lines = ['| hello world | instructions per request, bare | with attach() | added | **ratio (bare ÷ attach())** |', '|---|---:|---:|---:|---:|']
+  const lines = ['| hello world | instructions per request, bare | with attach() | added | **ratio (bare ÷ attach())** | rounds (bare / attach()) |', '|---|---:|---:|---:|---:|---|']
+  const fmt = (n: number): string => Math.round(n).toLocaleString('en-US')
   const ratios: Record<string, number> = {}
   for (const row of rows) {
-    // The two sides at once: under valgrind most of a run is node starting.
-    const [bare, attached] = await Promise.all([perRequest(row.kind, row.bare), perRequest(row.kind, row.attached)])
-    ratios[row.label] = bare / attached
-    lines.push(`| ${row.label} | ${Math.round(bare).toLocaleString('en-US')} | ${Math.round(attached).toLocaleString('en-US')} | ${Math.round(attached - bare).toLocaleString('en-US')} | **${(bare / attached).toFixed(3)}** |`)
+    const c = await pairedCounts(ROUNDS, () => perRequest(row.kind, row.bare), () => perRequest(row.kind, row.attached))
+    const [bare, attached] = [c.bare.median, c.attached.median]
+    ratios[row.label] = c.ratio
+    lines.push(`| ${row.label} | ${fmt(bare)} | ${fmt(attached)} | ${fmt(attached - bare)} | **${c.ratio.toFixed(3)}** | ${c.bare.rounds.map((b, i) => `${fmt(b)} / ${fmt(c.attached.rounds[i]!)}`).join('; ')} |`)
   }
-  const setup = `valgrind --tool=callgrind on the server process (overhead.ts --serve); per side, ${WARM.toLocaleString('en-US')} keep-alive GETs on ${CONNECTIONS} connections, counters zeroed (callgrind_control -z), ${MEASURED.toLocaleString('en-US')} more, counters read (every thread), ÷ ${MEASURED.toLocaleString('en-US')}. "OTel SDK": both sides with the SDK registered (otel-sdk.ts), metrics collected at the SDK's default 60 s (a collection's cost is per second, not per request; under valgrind a second holds only a few hundred requests).`
+  const setup = `valgrind --tool=callgrind on the server process (overhead.ts --serve); per side, ${WARM.toLocaleString('en-US')} keep-alive GETs on ${CONNECTIONS} connections, counters zeroed (callgrind_control -z), ${MEASURED.toLocaleString('en-US')} more, counters read (every thread), ÷ ${MEASURED.toLocaleString('en-US')}; a fresh process per side and round, the median of ${ROUNDS} rounds. "OTel SDK": both sides with the SDK registered (otel-sdk.ts), metrics collected at the SDK's default 60 s (a collection's cost is per second, not per request; under valgrind a second holds only a few hundred requests).`
   return { table: lines.join('\n'), setup, ratios }
 }
 

@@ -73,3 +73,25 @@ export async function instructionsPer (script: URL | string, args: string[], dri
     await server.stop()
   }
 }
+
+/** A side of a paired count: its count per round and their median. */
+export interface SideCounts { rounds: number[], median: number }
+
+/**
+ * Both sides' counts, `rounds` times, each round a fresh process per side (both at once:
+ * under valgrind most of a run is node starting), and each side's median. Where a major GC
+ * falls moves one process's count by thousands of instructions per unit: one run of each
+ * side is not a comparison.
+ */
+export async function pairedCounts (rounds: number, bare: () => Promise<number>, attached: () => Promise<number>): Promise<{ bare: SideCounts, attached: SideCounts, ratio: number }> {
+  const b: number[] = []
+  const a: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const [x, y] = await Promise.all([bare(), attached()])
+    b.push(x)
+    a.push(y)
+  }
+  const median = (xs: number[]): number => { const s = [...xs].sort((p, q) => p - q); return s[Math.floor(s.length / 2)]! }
+  const out = { bare: { rounds: b, median: median(b) }, attached: { rounds: a, median: median(a) } }
+  return { ...out, ratio: out.bare.median / out.attached.median }
+}
