@@ -1,13 +1,19 @@
 // Envoy admin API client over undici. Every failure becomes an EnvoyAdminError with a
 // stable code and the URL it concerned; parsing is left to the pure parsers.
 import { InvalidOptionError, isConnectFailure, isReset, networkErrorCode, redactError, redactText, redactUrl, sleep, silentLogger, systemClock, TimeoutError, type Clock, type Logger } from '@lameduck/core'
-import { Agent, request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { CONNECTION_STATS_PATHS, countConnections, type ConnectionCount, type ConnectionCountMethod } from './count-connections.ts'
 import { countRequests, REQUEST_STATS_PATH, type RequestCount, type RequestCountOptions } from './count-requests.ts'
 import { ENVOY_ERROR_CODES, EnvoyAdminError } from './errors.ts'
 import { adminUrl, CONNECTION_METHODS, duration, oneOf, ports, regexp, strings } from './options.ts'
 import { parseReadyBody, type EnvoyServerState } from './server-state.ts'
 import { waitForConnections, type WaitForConnectionsOptions, type WaitForConnectionsResult } from './wait-for-connections.ts'
+
+// undici is loaded at the first admin request, not with the package: every app on the engine
+// imports this module, most without a sidecar, and undici alone is ~5.5 MB of heap (more for each
+// major GC to mark, in every process).
+let undici: Promise<typeof import('undici')> | undefined
+const loadUndici = (): Promise<typeof import('undici')> => (undici ??= import('undici'))
 
 export interface ConnectionCountOptions {
   /** Which stats to read and how to sum them. Default: the client's `connections.method` ('istio'). */
@@ -77,8 +83,11 @@ export class EnvoyAdmin {
   readonly url: string
   readonly timeoutMs: number
   readonly connections: Omit<ConnectionCountOptions, 'signal'> & { method: ConnectionCountMethod }
-  #dispatcher: Dispatcher
+  /** The app's dispatcher, or this client's own Agent once the first request made it. */
+  #dispatcher: Dispatcher | null
   #ownDispatcher: boolean
+  #socketPath: string | undefined
+  #closed = false
   #log: Logger
   /** Where requests go: the URL without userinfo, which undici would drop silently. */
   #target: string
@@ -103,8 +112,8 @@ export class EnvoyAdmin {
       inboundListeners: strings('envoyAdmin.connections.inboundListeners', c.inboundListeners)
     }
     this.#ownDispatcher = options.dispatcher === undefined
-    this.#dispatcher = options.dispatcher ??
-      new Agent({ keepAliveTimeout: 4000, connections: 2, ...(options.socketPath !== undefined ? { connect: { socketPath: options.socketPath } } : {}) })
+    this.#dispatcher = options.dispatcher ?? null
+    this.#socketPath = options.socketPath
     this.#log = options.logger ?? silentLogger
   }
 
@@ -123,6 +132,9 @@ export class EnvoyAdmin {
     let headers: AdminResponse['headers']
     let body: string
     try {
+      if (this.#closed) throw new EnvoyAdminError(ENVOY_ERROR_CODES.RESPONSE, 'Envoy admin request failed: this client is closed', details)
+      const { Agent, request } = await loadUndici()
+      this.#dispatcher ??= new Agent({ keepAliveTimeout: 4000, connections: 2, ...(this.#socketPath !== undefined ? { connect: { socketPath: this.#socketPath } } : {}) })
       const res = await request(this.#target + path, { method: method as Dispatcher.HttpMethod, headers: this.#headers, dispatcher: this.#dispatcher, signal })
       statusCode = res.statusCode
       headers = res.headers
@@ -254,7 +266,9 @@ export class EnvoyAdmin {
   }
 
   async close (): Promise<void> {
-    if (this.#ownDispatcher) await this.#dispatcher.close()
+    if (!this.#ownDispatcher) return
+    this.#closed = true
+    await this.#dispatcher?.close()
   }
 }
 
