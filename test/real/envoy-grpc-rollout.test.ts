@@ -2,7 +2,7 @@
 // --sidecar envoy-real`): every provider a grpc-js server behind the real Envoy 1.40.0 binary (the
 // devkit's Istio-shaped bootstrap: the inbound listener takes h2c from the consumer, its cluster
 // speaks HTTP/2 to the app; the app's registry calls through the outbound listener), on the devkit's
-// Eureka server, under load from real grpc-js clients (a channel per registry address, round robin,
+// Eureka and Nacos stand-ins (and the Service path), under load from real grpc-js clients (a channel per registry address, round robin,
 // no lameduck on the consumer side). The provider advertises its sidecar's inbound port; in mode
 // lameduck attachGrpc drains its Envoy through the engine's sidecar option (drain_listeners, then the
 // request gauges). lameduck loses no call and no pod is SIGKILLed; naive providers (deregister and
@@ -60,4 +60,20 @@ test('Service + gRPC behind real Envoy sidecars: lameduck loses 0 calls', { time
   const r = await runRollout({ ...small, registry: 'none', mode: 'lameduck' })
   servedThroughEnvoy(r)
   assert.equal(r.failed, 0, `failed: ${failures(r)}`)
+})
+
+// Nacos (the devkit's stand-in, push on) behind the same Envoy: the provider registers its sidecar's
+// port, the plain consumers follow Nacos's pushes; lameduck drains each pod's Envoy after the window.
+test('Nacos + gRPC behind real Envoy sidecars: lameduck loses 0 calls, no SIGKILL; naive providers lose calls', { timeout: 180_000 }, async () => {
+  const r = await runRollout({ ...small, registry: 'nacos', mode: 'lameduck' })
+  servedThroughEnvoy(r)
+  assert.equal(r.failed, 0, `failed: ${failures(r)}`)
+  for (const o of r.offline) {
+    assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
+    assert.equal(o.drain?.outcome, 'offline')
+    assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
+  }
+  const naive = await runRollout({ ...small, registry: 'nacos', mode: 'naive' })
+  servedThroughEnvoy(naive)
+  assert.ok(naive.failed > 0, `naive providers behind Envoy on Nacos lost nothing: ${failures(naive)}`)
 })
