@@ -33,21 +33,6 @@ function servedThroughEnvoy (r: RolloutReport): void {
   assert.equal(r.offline.length, 2, 'both v1 pods were deleted')
 }
 
-test('eureka + gRPC behind real Envoy sidecars: lameduck loses 0 calls, no SIGKILL; naive providers behind the same Envoy lose calls', { timeout: 180_000 }, async () => {
-  const lameduck = await runRollout({ ...small, mode: 'lameduck' })
-  servedThroughEnvoy(lameduck)
-  assert.equal(lameduck.failed, 0, `failed: ${failures(lameduck)}`)
-  for (const o of lameduck.offline) {
-    assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
-    assert.equal(o.drain?.outcome, 'offline')
-    assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
-  }
-
-  const naive = await runRollout({ ...small, mode: 'naive' })
-  servedThroughEnvoy(naive)
-  assert.ok(naive.failed > 0, `naive providers behind Envoy lost nothing: ${failures(naive)}`)
-})
-
 // The Service path behind the same Envoy: the consumer's channels stay pinned to a pod's Envoy until its
 // drain_listeners tells them to go, so calls still flow through Envoy when the window ends. A GOAWAY from the
 // app at the window's end (grpc-js drain(): last-stream-id = the last stream processed) refused the streams
@@ -62,18 +47,21 @@ test('Service + gRPC behind real Envoy sidecars: lameduck loses 0 calls', { time
   assert.equal(r.failed, 0, `failed: ${failures(r)}`)
 })
 
-// Nacos (the devkit's stand-in, push on) behind the same Envoy: the provider registers its sidecar's
-// port, the plain consumers follow Nacos's pushes; lameduck drains each pod's Envoy after the window.
-test('Nacos + gRPC behind real Envoy sidecars: lameduck loses 0 calls, no SIGKILL; naive providers lose calls', { timeout: 180_000 }, async () => {
-  const r = await runRollout({ ...small, registry: 'nacos', mode: 'lameduck' })
-  servedThroughEnvoy(r)
-  assert.equal(r.failed, 0, `failed: ${failures(r)}`)
-  for (const o of r.offline) {
-    assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
-    assert.equal(o.drain?.outcome, 'offline')
-    assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
-  }
-  const naive = await runRollout({ ...small, registry: 'nacos', mode: 'naive' })
-  servedThroughEnvoy(naive)
-  assert.ok(naive.failed > 0, `naive providers behind Envoy on Nacos lost nothing: ${failures(naive)}`)
-})
+// On the registries (the devkit's Eureka; Nacos with push on: the provider registers its sidecar's
+// port, the plain consumers follow the pushes), lameduck drains each pod's Envoy after the window.
+for (const registry of ['eureka', 'nacos'] as const) {
+  test(`${registry} + gRPC behind real Envoy sidecars: lameduck loses 0 calls, no SIGKILL; naive providers behind the same Envoy lose calls`, { timeout: 180_000 }, async () => {
+    const lameduck = await runRollout({ ...small, registry, mode: 'lameduck' })
+    servedThroughEnvoy(lameduck)
+    assert.equal(lameduck.failed, 0, `failed: ${failures(lameduck)}`)
+    for (const o of lameduck.offline) {
+      assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
+      assert.equal(o.drain?.outcome, 'offline')
+      assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
+    }
+
+    const naive = await runRollout({ ...small, registry, mode: 'naive' })
+    servedThroughEnvoy(naive)
+    assert.ok(naive.failed > 0, `naive providers behind Envoy lost nothing: ${failures(naive)}`)
+  })
+}
