@@ -68,6 +68,8 @@ for (const { security, drain } of CASES) {
     await until(() => (l.servedBy.b ?? 0) > onB + 50, 'calls go on on b')
     await l.stop()
     t.diagnostic(`calls: ${l.ok} ok (a ${l.servedBy.a ?? 0}, b ${l.servedBy.b ?? 0}), ${l.failed.length} failed`)
+    // What a's close said (a bound that cut calls warns, naming them): the first thing to read when this fails.
+    for (const line of a.log.lines.filter((x) => x.level === 'warn')) t.diagnostic(`a warned: ${line.msg}`)
 
     assert.deepEqual(l.failed, [])
     assert.equal(a.seen.started, startedOnA, 'nothing reached a once it closed')
