@@ -152,7 +152,8 @@ export class CallTable {
 
   #end (key: object): void {
     const open = this.#open.get(key)
-    if (open === undefined || !this.#open.delete(key)) return
+    if (open === undefined) return
+    this.#open.delete(key)
     if (open.kind === 'server streaming' || open.kind === 'bidi') this.#streams--
     this.#inflight.end()
   }
