@@ -4,9 +4,10 @@
 // are zeroed (callgrind_control -z), then MEASURED calls, then its counters read
 // (callgrind_control -e, every thread: V8's GC helpers included). Startup and JIT
 // warm-up stay out; the GC the calls cause stays in.
-//   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts
+//   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts [--profile]
+// --profile: one round, both sides' measured calls costed by function (the perf map names V8's JIT code).
 import { connect } from 'node:http2'
-import { hasValgrind, instructionsPer, pairedCounts } from '@lameduck/test-utils'
+import { diffTable, hasValgrind, instructionsPer, pairedCounts, profileDir, profiledCount } from '@lameduck/test-utils'
 import type { BenchMode } from './server.ts'
 
 export { hasValgrind }
@@ -64,7 +65,14 @@ if (import.meta.main) {
   if (!hasValgrind()) {
     console.log('valgrind not found (apt-get install valgrind)')
   } else {
-    const r = await benchCallgrind()
-    console.log(`${r.setup}\n\n${r.table}`)
+    if (process.argv.includes('--profile')) {
+      const dir = profileDir()
+      const [bare, attached] = await Promise.all((['bare', 'attach'] as const).map((mode) => profiledCount(overhead, ['--serve', mode], calls, { warm: WARM, measured: MEASURED, profile: dir })))
+      const total = (p: { threads: number[] }): string => fmt(p.threads.reduce((a, b) => a + b, 0))
+      console.log(`per call: bare ${total(bare!)} (main thread ${fmt(bare!.threads[0]!)}), attachGrpc ${total(attached!)} (main thread ${fmt(attached!.threads[0]!)})\n\n${diffTable('attachGrpc', attached!, 'bare', bare!)}\n\n(dumps: ${dir})`)
+    } else {
+      const r = await benchCallgrind()
+      console.log(`${r.setup}\n\n${r.table}`)
+    }
   }
 }

@@ -39,6 +39,8 @@ export interface EngineCallgrind { table: string, setup: string, ratios: Record<
 const ROWS: Array<{ label: string, kind: ServerKind, bare: Mode, attached: Mode }> = [
   { label: 'node:http', kind: 'node-http', bare: 'bare', attached: 'attach' },
   { label: 'node:http + OTel SDK', kind: 'node-http', bare: 'bare-otel', attached: 'attach-otel' },
+  // The same work, compiled another way: which JIT state Node's tick queue lands in follows start-up order (docs/benchmarks.md).
+  { label: 'node:http + OTel SDK, attach() after listen()', kind: 'node-http', bare: 'bare-otel', attached: 'attach-otel-after-listen' },
   { label: 'Express 5 + OTel SDK', kind: 'express', bare: 'bare-otel', attached: 'attach-otel' }
 ]
 

@@ -16,7 +16,7 @@ import { tlsMaterial } from '../test/transports.ts'
 export const SERVERS = ['express', 'node-http', 'https', 'h2c', 'h2'] as const
 export type ServerKind = typeof SERVERS[number]
 /** `-otel`: with the OpenTelemetry SDK registered globally (otel-sdk.ts), as an app that uses it. */
-export type Mode = 'bare' | 'attach' | 'bare-otel' | 'attach-otel'
+export type Mode = 'bare' | 'attach' | 'bare-otel' | 'attach-otel' | 'attach-otel-after-listen'
 
 const BODY = JSON.stringify({ hello: 'world' })
 
@@ -39,11 +39,23 @@ function build (kind: ServerKind): Server {
 
 export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
   const server = build(kind)
-  if (mode.endsWith('-otel')) (await import('./otel-sdk.ts')).installOtelSdk()
-  if (mode.startsWith('attach')) {
-    await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger })
+  if (mode.includes('-otel')) (await import('./otel-sdk.ts')).installOtelSdk()
+  // For bisecting a count (callgrind-compare.ts): LAMEDUCK_BENCH_ATTACH merges options (JSON) into
+  // attach()'s; LAMEDUCK_BENCH_SECOND=http|net starts another listener before the app's.
+  const extra = JSON.parse(process.env.LAMEDUCK_BENCH_ATTACH ?? '{}') as object
+  const second = process.env.LAMEDUCK_BENCH_SECOND
+  if (second !== undefined) {
+    const other = second === 'net' ? (await import('node:net')).createServer(() => {}) : createServer(() => {})
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
   }
+  const attachIt = async (): Promise<void> => {
+    await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger, ...extra })
+  }
+  // As the READMEs show it, attach() before listen(); '-after-listen' the other way round.
+  const afterListen = mode.endsWith('-after-listen')
+  if (mode.startsWith('attach') && !afterListen) await attachIt()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  if (mode.startsWith('attach') && afterListen) await attachIt()
   // The parent asks for the CPU time spent so far before and after a measured run.
   process.on('message', (m) => { if (m === 'cpu') { const u = process.cpuUsage(); process.send!({ cpuMicros: u.user + u.system }) } })
   process.send!({ port: (server.address() as { port: number }).port })

@@ -5,7 +5,7 @@
 // garbage collection the measured requests cause stays in (every thread is summed).
 import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -18,6 +18,12 @@ export interface CallgrindServer {
   zero(): void
   /** Instructions (Ir, all threads) since the last zero. */
   instructions(): number
+  /** The same, per thread (the main thread first, then V8's and libuv's helpers). */
+  byThread(): number[]
+  /** Writes the counters since the last zero to a file (callgrind_control -d) and returns its path. */
+  dump(): string
+  /** The server's pid: with `perfMap`, V8 names its JIT code in /tmp/perf-<pid>.map. */
+  pid: number
   stop(): Promise<void>
 }
 
@@ -25,35 +31,50 @@ function control (pid: number, args: string[]): string {
   return execFileSync('callgrind_control', [...args, String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
 }
 
-/** Forks `script args` under callgrind (with this process's execArgv) and waits for its `{ port }` message. */
-export async function callgrindServer (script: URL | string, args: string[]): Promise<CallgrindServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'lameduck-callgrind-'))
+/**
+ * Forks `script args` under callgrind (with this process's execArgv) and waits for its `{ port }` message.
+ * `perfMap`: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses
+ * (see profile.ts); `keep`: a directory for the dumps, left in place.
+ */
+export async function callgrindServer (script: URL | string, args: string[], options: { perfMap?: boolean, keep?: string } = {}): Promise<CallgrindServer> {
+  const dir = options.keep ?? mkdtempSync(join(tmpdir(), 'lameduck-callgrind-'))
+  const out = join(dir, 'callgrind.%p.out')
   const child: ChildProcess = fork(script, args, {
     execPath: 'valgrind',
-    execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, process.execPath, ...process.execArgv],
+    execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${out}`, process.execPath, ...(options.perfMap === true ? ['--perf-basic-prof'] : []), ...process.execArgv],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const exited = once(child, 'exit')
+  const threads = (): number[] => {
+    const out = control(child.pid!, ['-e'])
+    const counts = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) => Number(m[1]!.replaceAll(',', '')))
+    if (counts.length === 0) throw new Error(`no counters from callgrind_control -e ${child.pid}: ${out}`)
+    return counts
+  }
   try {
     const [{ port }] = await Promise.race([once(child, 'message'), exited.then(() => { throw new Error(`${args.join(' ')}: the server exited under valgrind`) })]) as [{ port: number }]
     return {
       port,
       zero: () => { control(child.pid!, ['-z']) },
-      instructions: () => {
-        const out = control(child.pid!, ['-e'])
-        const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) => Number(m[1]!.replaceAll(',', '')))
-        if (threads.length === 0) throw new Error(`no counters from callgrind_control -e ${child.pid}: ${out}`)
-        return threads.reduce((a, b) => a + b, 0)
+      pid: child.pid!,
+      instructions: () => threads().reduce((a, b) => a + b, 0),
+      byThread: threads,
+      dump: () => {
+        const before = new Set(readdirSync(dir))
+        control(child.pid!, ['-d'])
+        const file = readdirSync(dir).find((f) => !before.has(f) && f.startsWith(`callgrind.${child.pid}.out`))
+        if (file === undefined) throw new Error(`callgrind_control -d ${child.pid} wrote no file in ${dir}`)
+        return join(dir, file)
       },
       stop: async () => {
         if (child.connected) child.disconnect()
         await exited
-        rmSync(dir, { recursive: true, force: true })
+        if (options.keep === undefined) rmSync(dir, { recursive: true, force: true })
       }
     }
   } catch (err) {
     child.kill('SIGKILL')
-    rmSync(dir, { recursive: true, force: true })
+    if (options.keep === undefined) rmSync(dir, { recursive: true, force: true })
     throw err
   }
 }

@@ -1,0 +1,28 @@
+// The callgrind profile names V8's JIT code through the perf map: a server whose requests run one
+// named function hard shows that function, by name, with about the instructions its loop costs.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { get } from 'node:http'
+import { rmSync } from 'node:fs'
+import { hasValgrind, profileDir, profiledCount } from '../src/index.ts'
+
+const script = new URL('./fixtures/hot-server.ts', import.meta.url)
+
+async function requests (port: number, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await new Promise<void>((resolve, reject) => { get({ port, host: '127.0.0.1', path: '/' }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject) })
+  }
+}
+
+test('profiledCount costs the measured requests by function, JIT code named', { skip: !hasValgrind() && 'valgrind not installed' }, async (t) => {
+  const dir = profileDir()
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const p = await profiledCount(script, [], requests, { warm: 20, measured: 20, profile: dir })
+  assert.ok(p.costs !== undefined)
+  const probe = [...p.costs].filter(([name]) => name.includes('lameduckProfileProbe'))
+  assert.ok(probe.length > 0, `the probe function is named in the profile: ${[...p.costs.keys()].slice(0, 20).join(', ')}`)
+  const perRequest = probe.reduce((sum, [, n]) => sum + n, 0) / p.per
+  // 20,000 iterations of a multiply, add and modulo: tens of instructions each, whatever the tier.
+  assert.ok(perRequest > 100_000, `the probe's loop costs ${perRequest} per request`)
+  assert.ok(p.threads[0]! >= perRequest, 'the main thread carries it')
+})
