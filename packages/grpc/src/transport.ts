@@ -46,6 +46,8 @@ export class GrpcTransport implements Transport {
   #binding: Binding | null = null
   readonly #hooked = new WeakSet<object>()
   #closedWhileDraining = 0
+  /** Set once the connections were told to go (the window's GOAWAY, or the close): later ones are told on their first call. */
+  #toldToGo = false
   #closing: Promise<void> | null = null
   #undo: Array<() => void> = []
 
@@ -85,6 +87,8 @@ export class GrpcTransport implements Transport {
 
   onState (change: StateChange): void {
     this.calls.marking = isLeaving(change.to) ? change.to : null
+    // Back online (/online after an offline): new connections stay.
+    if (change.to === 'serving') this.#toldToGo = false
     this.health?.changed()
   }
 
@@ -98,6 +102,7 @@ export class GrpcTransport implements Transport {
       this.#host.log.info({ lameduck: { inflight: this.#host.inflight.count } }, 'lameduck: window over: behind a sidecar, its drain moves the consumers; the gRPC connections get GOAWAY at the close')
       return
     }
+    this.#toldToGo = true
     const told = goAway(this.#server)
     this.#host.log.info({ lameduck: { goAway: told, inflight: this.#host.inflight.count } },
       `lameduck: window over: GOAWAY to ${told} gRPC connection(s); clients reconnect elsewhere, ${this.#host.inflight.count} call(s) in flight complete (bound: maxRequestMs)`)
@@ -128,6 +133,7 @@ export class GrpcTransport implements Transport {
       this.#hooked.add(h2)
       const track = (session: ServerHttp2Session): void => {
         session.once('close', () => { if (isLeaving(this.#host.lifecycle.state)) this.#closedWhileDraining++ })
+        if (this.#toldToGo) this.#goAfterFirstCall(session)
       }
       h2.on('session', track)
       this.#undo.push(() => { h2.off('session', track) })
@@ -139,6 +145,19 @@ export class GrpcTransport implements Transport {
     }
   }
 
+  /**
+   * A connection opened after the connections were told to go (a client reconnecting while the
+   * listener is still open, a TLS handshake that finished late) never got that GOAWAY: left alone it
+   * takes calls until the close cuts it, and calls on it fail as "Connection dropped". It gets its
+   * own GOAWAY once its first call arrived (that call and any read with it are answered, as a new
+   * HTTP connection's first request is): on the next turn, so the GOAWAY names every stream already read.
+   */
+  #goAfterFirstCall (session: ServerHttp2Session): void {
+    session.once('stream', () => {
+      setImmediate(() => { if (!session.closed && !session.destroyed) session.close() })
+    })
+  }
+
   /** After the offline sequence: Watch streams end, then tryShutdown, bounded, then forceShutdown with what it cut. */
   closeAfterDrain (): Promise<void> {
     this.#closing ??= this.#close()
@@ -146,6 +165,7 @@ export class GrpcTransport implements Transport {
   }
 
   async #close (): Promise<void> {
+    this.#toldToGo = true
     this.health?.close()
     const closed = tryShutdownAll(this.#server, this.#shutdown.tryShutdown)
     const began = Date.now()

@@ -208,7 +208,11 @@ export function unary (client: Record<string, any>, req: Msg, metadata = new grp
     let res: Msg | undefined
     let error: Error | null = null
     let finished = 0
-    const done = (): void => { if (++finished === 2) { if (error !== null) reject(error); else resolve({ res: res!, headers, trailers }) } }
+    const done = (): void => {
+      if (++finished < 2) return
+      // Where the call went and how far it got: what a test names when a call fails.
+      if (error !== null) reject(Object.assign(error, { peer: call.getPeer(), headers: headers !== null })); else resolve({ res: res!, headers, trailers })
+    }
     const call = client.Unary(req, metadata, options, (err: Error | null, r: Msg) => { error = err; res = r; done() })
     call.on('metadata', (m: grpc.Metadata) => { headers = m })
     call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; done() })

@@ -9,12 +9,14 @@ import { tcpDelay } from '@lameduck/test-utils'
 import { CLOSE_GRACE_MS, MAX_CLOSE_MS } from '@lameduck/grpc'
 import { clientCredentials, Echo, SECURITIES, spawnSignalApp, startGrpc, unary, until, type Security, type Started } from './helpers.ts'
 
-interface Load { ok: number, issued: number, failed: Array<{ code: number, details: string }>, servedBy: Record<string, number>, stop(): Promise<void> }
+/** A failed call: its status, the address its call went to, whether response headers came, and when (ms since the load's mark). */
+interface Failure { code: number, details: string, peer?: string, headers?: boolean, atMs?: number }
+interface Load { ok: number, issued: number, failed: Failure[], servedBy: Record<string, number>, mark: number, stop(): Promise<void> }
 
 /** `concurrency` loops of unary calls (each `ms` long on the server) until stopped. */
 function load (client: Record<string, any>, concurrency: number, ms: number): Load {
   const state = { running: true }
-  const result: Load = { ok: 0, issued: 0, failed: [], servedBy: {}, stop: async () => { state.running = false; await Promise.all(loops) } }
+  const result: Load = { ok: 0, issued: 0, failed: [], servedBy: {}, mark: Date.now(), stop: async () => { state.running = false; await Promise.all(loops) } }
   const loop = async (): Promise<void> => {
     while (state.running) {
       try {
@@ -23,8 +25,8 @@ function load (client: Record<string, any>, concurrency: number, ms: number): Lo
         result.ok++
         result.servedBy[res.servedBy!] = (result.servedBy[res.servedBy!] ?? 0) + 1
       } catch (err) {
-        const e = err as grpc.ServiceError
-        result.failed.push({ code: e.code, details: e.details })
+        const e = err as grpc.ServiceError & { peer?: string, headers?: boolean }
+        result.failed.push({ code: e.code, details: e.details, peer: e.peer, headers: e.headers, atMs: Date.now() - result.mark })
       }
     }
   }
@@ -61,17 +63,20 @@ for (const { security, drain } of CASES) {
     const l = load(client, 8, 40)
     await until(() => (l.servedBy.a ?? 0) > 20 && (l.servedBy.b ?? 0) > 20, 'calls on both servers')
 
+    l.mark = Date.now()
     await a.lameduck!.shutdown()
+    const closedAfterMs = Date.now() - l.mark
     // Counted where the calls arrive: a response from a may still be on its way to the client's loop.
     const startedOnA = a.seen.started
     const onB = l.servedBy.b ?? 0
     await until(() => (l.servedBy.b ?? 0) > onB + 50, 'calls go on on b')
     await l.stop()
     t.diagnostic(`calls: ${l.ok} ok (a ${l.servedBy.a ?? 0}, b ${l.servedBy.b ?? 0}), ${l.failed.length} failed`)
-    // What a's close said (a bound that cut calls warns, naming them): the first thing to read when this fails.
-    for (const line of a.log.lines.filter((x) => x.level === 'warn')) t.diagnostic(`a warned: ${line.msg}`)
-
-    assert.deepEqual(l.failed, [])
+    // What a's close said (a bound that cut calls warns, naming them), and each failed call's address and
+    // time: the first things to read when this fails (the suite's failure log keeps only the message).
+    const warned = a.log.lines.filter((x) => x.level === 'warn').map((x) => x.msg)
+    for (const line of warned) t.diagnostic(`a warned: ${line}`)
+    assert.deepEqual(l.failed, [], `failed calls (a at port ${a.port}, b at ${b.port}; a's shutdown took ${closedAfterMs} ms from the mark): ${JSON.stringify(l.failed)}; a warned: ${JSON.stringify(warned)}`)
     assert.equal(a.seen.started, startedOnA, 'nothing reached a once it closed')
     assert.equal(l.servedBy.a, startedOnA, 'every call a started was answered')
     assert.equal(a.lameduck!.state, 'stopped')
