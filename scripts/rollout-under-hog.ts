@@ -4,6 +4,7 @@
 //   node --conditions=@lameduck/source scripts/rollout-under-hog.ts [--runs 40] [--core all] [--registry none] [--mode lameduck] [--sidecar]
 import { parseArgs } from 'node:util'
 import { runRollout, type RolloutOptions } from '@lameduck/devkit'
+import { drainSummaries } from '../test/lab-checks.ts'
 import { startHog } from './hog.ts'
 
 const { values } = parseArgs({
@@ -30,8 +31,10 @@ try {
     total += r.total
     lost += r.failed
     if (r.failed > 0) lossy++
-    const samples = r.failureSamples.slice(0, 3).map((f) => `${f.outcome} at ${f.t} ms (${f.detail ?? ''})`).join(', ')
-    console.log(`run ${i}/${runs}: ${r.failed} of ${r.total} failed${samples === '' ? '' : `: ${samples}`}`)
+    const samples = r.failureSamples.slice(0, 3).map((f) => `${f.outcome} at ${f.t} ms after ${f.ms} ms (${f.detail ?? ''}; to ${f.to ?? '?'}, socket ${f.socketMs === undefined ? 'never' : `after ${f.socketMs} ms`})`).join(', ')
+    const lag = `event-loop lag max: consumer ${r.eventLoopLag.consumer.maxMs} ms, providers ${r.eventLoopLag.providers.maxMs} ms`
+    console.log(`run ${i}/${runs}: ${r.failed} of ${r.total} failed (${lag})${samples === '' ? '' : `: ${samples}`}`)
+    if (r.failed > 0) console.log(`  markers: ${JSON.stringify(r.timeline.markers)}\n  drains: ${JSON.stringify(drainSummaries(r))}`)
   }
 } finally {
   hog.kill()

@@ -15,3 +15,22 @@ export function assertDrainedUnderLoad (r: RolloutReport): void {
   assertLoadRan(r)
   for (const o of r.offline) assert.ok(o.callsWhileLeaving > 0, `${o.id}: calls were made while it was leaving (${o.callsWhileLeaving}, ${o.offlineMs} ms from deletion to exit)`)
 }
+
+/**
+ * What an assertion on a lab's loss prints: the first failures (where each went and whether it had a
+ * socket), how they spread in time, the event-loop lag on both sides, and the rollout's markers.
+ * The hog runner keeps only failure messages, so this is all a rare failure leaves behind.
+ */
+export function lossDetail (r: RolloutReport): string {
+  const f = r.failureSamples
+  const spread = f.length === 0 ? null : { first: f[0]!.t, last: f.at(-1)!.t, byOutcome: r.failures }
+  return JSON.stringify({ samples: f.slice(0, 3), spread, lag: r.eventLoopLag, markers: r.timeline.markers, drains: drainSummaries(r) })
+}
+
+/** Each deleted pod's drain in brief: how long it took and what its report says was left in flight. */
+export function drainSummaries (r: RolloutReport): Array<Record<string, unknown>> {
+  return r.offline.map((o) => {
+    const d = o.drain ?? {}
+    return { id: o.id, offlineMs: o.offlineMs, killed: o.killed, outcome: d.outcome, sidecarMs: d.sidecarMs, inflightWaitMs: d.inflightWaitMs, inflightAtEnd: d.inflightAtEnd, requestsWhileDraining: d.requestsWhileDraining, problems: d.problems }
+  })
+}

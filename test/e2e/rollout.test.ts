@@ -7,12 +7,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runRollout, type RolloutOptions } from '@lameduck/devkit'
-import { assertDrainedUnderLoad } from '../lab-checks.ts'
+import { assertDrainedUnderLoad, lossDetail } from '../lab-checks.ts'
 
 test('Service path: a lameduck rollout loses 0 of thousands; naive loses some', async () => {
   const lameduck = await runRollout({ registry: 'none', mode: 'lameduck', rps: 300 })
   assertDrainedUnderLoad(lameduck)
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   assert.equal(lameduck.offline.length, 3)
   for (const o of lameduck.offline) {
     assert.equal(o.killed, false)
@@ -38,7 +38,7 @@ test('a provider that ignores SIGTERM is SIGKILLed at the grace period and count
 test('Eureka path: lameduck loses 0 of thousands and the warmup ramp tracks the curve; naive loses some', async () => {
   const lameduck = await runRollout({ registry: 'eureka', mode: 'lameduck', rps: 300, warmupMs: 3_000, maxSurge: 3, settleMs: 4_000 })
   assertDrainedUnderLoad(lameduck)
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) {
     assert.equal(o.killed, false)
     assert.equal(o.drain?.outcome, 'offline')
@@ -59,7 +59,7 @@ test('Eureka path: lameduck loses 0 of thousands and the warmup ramp tracks the 
 test('Nacos path, plain consumers: lameduck loses 0 of thousands; naive loses some', async () => {
   const lameduck = await runRollout({ registry: 'nacos', mode: 'lameduck', consumer: 'plain', rps: 300 })
   assertDrainedUnderLoad(lameduck)
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) assert.equal(o.drain?.outcome, 'offline')
   const naive = await runRollout({ registry: 'nacos', mode: 'naive', consumer: 'plain', rps: 300 })
   assert.ok(naive.failed > 0, 'the lab sees the loss of a naive rollout')
@@ -68,7 +68,7 @@ test('Nacos path, plain consumers: lameduck loses 0 of thousands; naive loses so
 test('Eureka + Envoy sidecars: lameduck loses 0 of thousands; naive (sidecar drains at once) loses some', async () => {
   const lameduck = await runRollout({ registry: 'eureka', sidecar: true, mode: 'lameduck', rps: 300 })
   assertDrainedUnderLoad(lameduck)
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) {
     assert.equal(o.drain?.outcome, 'offline')
     assert.equal(o.killed, false)
@@ -86,7 +86,7 @@ const small: RolloutOptions = { consumer: 'plain', providers: 2, rps: 200, settl
 async function lossless (options: RolloutOptions): Promise<void> {
   const r = await runRollout({ ...small, ...options, mode: 'lameduck' })
   assertDrainedUnderLoad(r)
-  assert.equal(r.failed, 0, JSON.stringify(r.failureSamples.slice(0, 3)))
+  assert.equal(r.failed, 0, lossDetail(r))
   for (const o of r.offline) {
     assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
     assert.equal(o.drain?.outcome, 'offline')
@@ -116,7 +116,7 @@ for (const exitOnZeroActiveConnections of [false, true]) {
   test(`Eureka + Istio sidecar, EXIT_ON_ZERO_ACTIVE_CONNECTIONS ${exitOnZeroActiveConnections ? 'on' : 'off'}: lameduck loses 0, no SIGKILL`, async () => {
     const r = await runRollout({ registry: 'eureka', sidecar: true, exitOnZeroActiveConnections, mode: 'lameduck', ...small })
     assertDrainedUnderLoad(r)
-    assert.equal(r.failed, 0, JSON.stringify(r.failureSamples.slice(0, 3)))
+    assert.equal(r.failed, 0, lossDetail(r))
     for (const o of r.offline) {
       assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
       assert.equal(o.drain?.outcome, 'offline')
@@ -137,7 +137,7 @@ test('Eureka path over h2, plain consumer: lameduck loses 0, naive loses some', 
   const lameduck = await runRollout({ ...small, registry: 'eureka', transport: 'h2', mode: 'lameduck', consumer: 'plain' })
   assertDrainedUnderLoad(lameduck)
   // Depends on the engine's HTTP/2 drain (see the note above).
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) assert.equal(o.killed, false)
   const naive = await runRollout({ ...small, registry: 'eureka', transport: 'h2', mode: 'naive', consumer: 'plain' })
   assert.ok(naive.failed > 0, 'the lab sees the loss of a naive rollout over h2')
@@ -146,7 +146,7 @@ test('Eureka path over h2, plain consumer: lameduck loses 0, naive loses some', 
 test('Service path over HTTPS: lameduck loses 0', async () => {
   const r = await runRollout({ ...small, registry: 'none', transport: 'https', mode: 'lameduck' })
   // Depends on the engine's TLS socket tracking (see the note above).
-  assert.equal(r.failed, 0, JSON.stringify(r.failureSamples.slice(0, 3)))
+  assert.equal(r.failed, 0, lossDetail(r))
   for (const o of r.offline) assert.equal(o.killed, false)
 })
 
@@ -156,7 +156,7 @@ test('Service path over HTTPS: lameduck loses 0', async () => {
 test('gRPC, Service path: lameduck (attachGrpc) loses 0 calls, naive loses some', async () => {
   const lameduck = await runRollout({ ...small, registry: 'none', transport: 'grpc', mode: 'lameduck' })
   assertDrainedUnderLoad(lameduck)
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) assert.equal(o.drain?.outcome, 'offline', `${o.id} drained to offline`)
   const naive = await runRollout({ ...small, registry: 'none', transport: 'grpc', mode: 'naive' })
   assert.ok(naive.failed > 0, 'the lab sees the loss of a naive gRPC rollout')
@@ -165,7 +165,7 @@ test('gRPC, Service path: lameduck (attachGrpc) loses 0 calls, naive loses some'
 test('gRPC, Eureka path: lameduck (attachGrpc, lameduck:// consumer) loses 0 calls, naive (plain consumer) loses some', async () => {
   const lameduck = await runRollout({ ...small, registry: 'eureka', transport: 'grpc', mode: 'lameduck', consumer: 'balancer' })
   assertDrainedUnderLoad(lameduck)
-  assert.equal(lameduck.failed, 0, JSON.stringify(lameduck.failureSamples.slice(0, 3)))
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) assert.equal(o.drain?.outcome, 'offline', `${o.id} drained to offline`)
   const naive = await runRollout({ ...small, registry: 'eureka', transport: 'grpc', mode: 'naive' })
   assert.ok(naive.failed > 0, 'the lab sees the loss of a naive gRPC rollout')

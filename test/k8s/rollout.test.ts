@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test'
 import type { RolloutReport } from '@lameduck/devkit'
 import { skipReason, startControlPlane, type ControlPlane } from './helpers/control-plane.ts'
 import { runKubernetesRollout } from './rollout/run.ts'
-import { assertLoadRan } from '../lab-checks.ts'
+import { assertLoadRan, lossDetail } from '../lab-checks.ts'
 
 const reason = skipReason()
 const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
@@ -27,7 +27,7 @@ describe('the rollout lab on the kubernetes path of a real API server', { skip: 
   test('lameduck providers, @lameduck/balancer on kubernetesDiscovery(): 0 lost, every pod seen through real EndpointSlices', async () => {
     const { report, stats } = await runKubernetesRollout(cp, { mode: 'lameduck', consumer: 'balancer', ...(log ? { log } : {}) })
     served(report)
-    assert.equal(report.failed, 0, `failed: ${JSON.stringify(report.failures)}, e.g. ${JSON.stringify(report.failureSamples.slice(0, 3))}`)
+    assert.equal(report.failed, 0, lossDetail(report))
     assert.equal(stats.created, 6, 'three v1 and three v2 pods made Ready through the API')
     assert.equal(stats.deleted, 3, 'the three v1 pods DELETEd through the API')
     assert.ok(stats.events() >= 9, `the consumer read the controller's slice updates (${stats.events()} watch events)`)

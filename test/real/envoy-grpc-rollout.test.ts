@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runRollout, type RolloutOptions, type RolloutReport } from '@lameduck/devkit'
 import { envoyBinary } from './helpers/envoy.ts'
-import { assertDrainedUnderLoad, assertLoadRan } from '../lab-checks.ts'
+import { assertDrainedUnderLoad, assertLoadRan, lossDetail } from '../lab-checks.ts'
 
 const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
 
@@ -20,7 +20,7 @@ const small: RolloutOptions = { registry: 'eureka', transport: 'grpc', sidecar: 
 
 test.before(() => { process.env.LAMEDUCK_ENVOY_BIN ??= envoyBinary() })
 
-const failures = (r: RolloutReport): string => `${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`
+const failures = (r: RolloutReport): string => lossDetail(r)
 
 function servedThroughEnvoy (r: RolloutReport): void {
   assert.equal(r.scenario.transport, 'grpc')

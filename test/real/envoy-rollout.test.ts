@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runRollout, type RolloutOptions, type RolloutReport } from '@lameduck/devkit'
 import { envoyBinary } from './helpers/envoy.ts'
-import { assertDrainedUnderLoad } from '../lab-checks.ts'
+import { assertDrainedUnderLoad, lossDetail } from '../lab-checks.ts'
 
 const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
 
@@ -28,7 +28,7 @@ for (const exitOnZeroActiveConnections of [false]) {
     const r = await runRollout({ ...small, exitOnZeroActiveConnections, mode: 'lameduck' })
     assert.equal(r.scenario.sidecar, 'envoy-real')
     assertDrainedUnderLoad(r)
-    assert.equal(r.failed, 0, `failed: ${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`)
+    assert.equal(r.failed, 0, lossDetail(r))
     for (const o of r.offline) {
       assert.equal(o.killed, false, `${o.id} was not SIGKILLed`)
       assert.equal(o.drain?.outcome, 'offline')

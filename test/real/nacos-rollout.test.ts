@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import type { RolloutReport } from '@lameduck/devkit'
 import { realTestOptions } from './helpers/nacos-modern.ts'
 import { runRealRollout } from './rollout/run.ts'
-import { assertLoadRan } from '../lab-checks.ts'
+import { assertLoadRan, lossDetail } from '../lab-checks.ts'
 
 const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
 
@@ -21,7 +21,7 @@ function served (r: RolloutReport): void {
 test('nacos-real 3.1.0 × node: lameduck loses 0, naive loses requests', { ...realTestOptions(), timeout: 300_000 }, async () => {
   const lameduck = await runRealRollout({ registry: 'nacos-real', nacosVersion: '3.1.0', consumer: 'node', mode: 'lameduck', ...(log ? { log } : {}) })
   served(lameduck)
-  assert.equal(lameduck.failed, 0, `failed: ${JSON.stringify(lameduck.failures)}, e.g. ${JSON.stringify(lameduck.failureSamples.slice(0, 3))}`)
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) assert.ok((o.lastRequestAfterMs ?? 0) > 0, `${o.id} still got requests after deletion (the window was needed)`)
   const naive = await runRealRollout({ registry: 'nacos-real', nacosVersion: '3.1.0', consumer: 'node', mode: 'naive', ...(log ? { log } : {}) })
   served(naive)
@@ -31,5 +31,5 @@ test('nacos-real 3.1.0 × node: lameduck loses 0, naive loses requests', { ...re
 test('nacos-real 2.3.1 × balancer: lameduck loses 0', { ...realTestOptions(), timeout: 300_000 }, async () => {
   const r = await runRealRollout({ registry: 'nacos-real', nacosVersion: '2.3.1', consumer: 'balancer', mode: 'lameduck', ...(log ? { log } : {}) })
   served(r)
-  assert.equal(r.failed, 0, `failed: ${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`)
+  assert.equal(r.failed, 0, lossDetail(r))
 })

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import type { RolloutReport } from '@lameduck/devkit'
 import { envoyBinary } from './helpers/envoy.ts'
 import { runRealRollout } from './rollout/run.ts'
-import { assertLoadRan } from '../lab-checks.ts'
+import { assertLoadRan, lossDetail } from '../lab-checks.ts'
 
 const PROVIDERS = 2
 const log = process.env.LAMEDUCK_DEBUG ? (line: string): void => { process.stderr.write(`${line}\n`) } : undefined
@@ -24,7 +24,7 @@ function served (r: RolloutReport): void {
 test('eureka-real × spring: lameduck loses 0 requests while the old pods leave', async () => {
   const r = await runRealRollout({ registry: 'eureka-real', consumer: 'spring', mode: 'lameduck', providers: PROVIDERS, ...(log ? { log } : {}) })
   served(r)
-  assert.equal(r.failed, 0, `failed: ${JSON.stringify(r.failures)}, e.g. ${JSON.stringify(r.failureSamples.slice(0, 3))}`)
+  assert.equal(r.failed, 0, lossDetail(r))
   // The consumer's caches kept routing to each leaving pod after its deletion: the window was needed.
   for (const o of r.offline) assert.ok((o.lastRequestAfterMs ?? 0) > 0, `${o.id} still got requests after deletion`)
 })
@@ -44,7 +44,7 @@ test('eureka-real × node (eureka-js-client), real Envoy sidecars: lameduck lose
   const lameduck = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'lameduck', sidecar: 'envoy-real', providers: PROVIDERS, ...(log ? { log } : {}) })
   served(lameduck)
   assert.equal(lameduck.scenario.sidecar, 'envoy-real')
-  assert.equal(lameduck.failed, 0, `failed: ${JSON.stringify(lameduck.failures)}, e.g. ${JSON.stringify(lameduck.failureSamples.slice(0, 3))}`)
+  assert.equal(lameduck.failed, 0, lossDetail(lameduck))
   for (const o of lameduck.offline) assert.ok(Number(o.drain?.sidecarMs) > 0, `${o.id} ran the sidecar phase`)
   const naive = await runRealRollout({ registry: 'eureka-real', consumer: 'node', mode: 'naive', sidecar: 'envoy-real', providers: PROVIDERS, ...(log ? { log } : {}) })
   served(naive)

@@ -38,6 +38,13 @@ function build (kind: ServerKind): Server {
 }
 
 export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
+  // Node 24 switches its AsyncContextFrame class to the active one lazily, at the process's first
+  // node:async_hooks load or clearTimeout(). Code that ran before on the inactive class (the tick
+  // queue, once warm) keeps polymorphic inline caches for good, about 5,000 instructions per request:
+  // which side paid depended on whether the switch came before or after the warm-up (attach()'s
+  // first clearTimeout, the first request's). An app's start-up makes the switch (a logger, a pool,
+  // an SDK's context manager); here both sides make it first, so neither pays for the other's order.
+  await import('node:async_hooks')
   const server = build(kind)
   if (mode.includes('-otel')) (await import('./otel-sdk.ts')).installOtelSdk()
   // For bisecting a count (callgrind-compare.ts): LAMEDUCK_BENCH_ATTACH merges options (JSON) into

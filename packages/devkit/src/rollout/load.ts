@@ -2,6 +2,7 @@
 // have answered, the way independent users arrive. Each outcome is recorded
 // and classified by what the client saw.
 import { request, type Dispatcher } from 'undici'
+import { TRACE_HEADER, type RequestTrace } from './trace.ts'
 
 export type Outcome = 'ok' | 'refused' | 'noInstance' | 'reset' | 'status5xx' | 'timeout' | 'other'
 
@@ -12,6 +13,9 @@ export interface RequestRecord {
   outcome: Outcome
   instance: string | null
   detail?: string
+  /** A failed request's last attempt (when the consumer's pools are traced): its origin, and ms until it had a socket (absent: it never got one). */
+  to?: string
+  socketMs?: number
 }
 
 export interface LoadOptions {
@@ -26,6 +30,8 @@ export interface LoadOptions {
   timeoutMs?: number
   /** Cap on requests outstanding at once (a protection, not a pacing). Default 5000. */
   maxOutstanding?: number
+  /** Records where each request went (the consumer's pools must be built with its factory). */
+  trace?: RequestTrace
 }
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'ECONNABORTED'])
@@ -44,7 +50,8 @@ export function classify (err: unknown): Outcome {
 
 export class LoadGenerator {
   readonly records: RequestRecord[] = []
-  readonly #o: Required<LoadOptions>
+  readonly #o: Required<Omit<LoadOptions, 'trace'>>
+  readonly #trace: RequestTrace | undefined
   #timer: NodeJS.Timeout | null = null
   #start = 0
   #fired = 0
@@ -52,7 +59,9 @@ export class LoadGenerator {
   #seq = 0
 
   constructor (options: LoadOptions) {
-    this.#o = { slowShare: 0.1, slowMs: 300, fastMs: 2, timeoutMs: 10_000, maxOutstanding: 5_000, ...options }
+    const { trace, ...rest } = options
+    this.#o = { slowShare: 0.1, slowMs: 300, fastMs: 2, timeoutMs: 10_000, maxOutstanding: 5_000, ...rest }
+    this.#trace = trace
   }
 
   get elapsedMs (): number { return Date.now() - this.#start }
@@ -80,14 +89,18 @@ export class LoadGenerator {
   async #one (): Promise<void> {
     // Deterministic mix: every 1/slowShare-th request is slow.
     const every = this.#o.slowShare > 0 ? Math.round(1 / this.#o.slowShare) : 0
-    const slow = every > 0 && this.#seq++ % every === 0
+    const seq = this.#seq++
+    const slow = every > 0 && seq % every === 0
     const ms = slow ? this.#o.slowMs : this.#o.fastMs
     const t0 = Date.now()
     const record: RequestRecord = { t: t0 - this.#start, ms: 0, outcome: 'ok', instance: null }
+    const id = String(seq)
+    this.#trace?.fired(id, t0)
     try {
       // url() picks the instance for a plain consumer, and may find none.
       const res = await request(this.#o.url(`/work?ms=${ms}`), {
         dispatcher: this.#o.dispatcher,
+        ...(this.#trace === undefined ? {} : { headers: { [TRACE_HEADER]: id } }),
         headersTimeout: this.#o.timeoutMs,
         bodyTimeout: this.#o.timeoutMs,
         signal: AbortSignal.timeout(this.#o.timeoutMs + 1_000)
@@ -101,6 +114,11 @@ export class LoadGenerator {
       record.detail = (err as { code?: string }).code ?? (err as Error).message
     }
     record.ms = Date.now() - t0
+    const hop = this.#trace?.take(id)
+    if (hop !== undefined && record.outcome !== 'ok') {
+      record.to = hop.origin
+      if (hop.socketMs !== undefined) record.socketMs = hop.socketMs
+    }
     this.records.push(record)
   }
 

@@ -7,6 +7,7 @@ import { eurekaDiscovery, eurekaWindows } from '@lameduck/eureka'
 import { startEureka, startEurekaCluster } from '../eureka/index.ts'
 import type { ResolvedRollout } from './options.ts'
 import { FIXED, PRODUCTION, plainConsumer, type TrafficPath } from './paths.ts'
+import { RequestTrace } from './trace.ts'
 import { agentOptions, scheme } from './transport.ts'
 
 export async function eurekaPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
@@ -21,8 +22,9 @@ export async function eurekaPath (o: ResolvedRollout, service: string): Promise<
   const writeTo = servers[0]!
   const readFrom = servers.at(-1)!
   const discovery = eurekaDiscovery({ url: readFrom.url, client: { eureka: { registryFetchInterval: fetchMs } } })
-  const plain = plainConsumer(discovery, service, o.transport)
-  const balancer = createBalancer({ service, discovery, refreshIntervalMs: refreshMs, curve: 'linear', consumerId: 'rollout-consumer', poolOptions: agentOptions(o.transport) })
+  const trace = new RequestTrace()
+  const plain = plainConsumer(discovery, service, o.transport, trace)
+  const balancer = createBalancer({ service, discovery, refreshIntervalMs: refreshMs, curve: 'linear', consumerId: 'rollout-consumer', poolOptions: agentOptions(o.transport), factory: trace.factory })
   const windows = eurekaWindows({
     responseCacheUpdateIntervalMs: cacheMs,
     registryFetchIntervalMs: fetchMs,
@@ -36,7 +38,7 @@ export async function eurekaPath (o: ResolvedRollout, service: string): Promise<
     providerRegistry: { kind: 'eureka', url: writeTo.url, heartbeatMs },
     registryOrigin: new URL(writeTo.url).origin,
     windows,
-    consumer: o.consumer === 'plain' ? plain : { url: (path) => `${scheme(o.transport)}://${service}${path}`, dispatcher: balancer },
+    consumer: o.consumer === 'plain' ? plain : { url: (path) => `${scheme(o.transport)}://${service}${path}`, dispatcher: balancer, trace },
     describe: { eureka: servers.map((s) => s.url), responseCacheUpdateIntervalMs: cacheMs, registryFetchIntervalMs: fetchMs, balancerRefreshMs: refreshMs, replicationBatchMs: o.cluster > 1 ? FIXED.eurekaReplicationBatchMs : 0, transport: o.transport },
     async close () {
       await plain.dispatcher.close()

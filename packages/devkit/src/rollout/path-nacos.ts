@@ -8,6 +8,7 @@ import { nacosDiscovery, nacosWindows } from '@lameduck/nacos'
 import { startNacos, startNacosCluster } from '../nacos/index.ts'
 import type { ResolvedRollout } from './options.ts'
 import { FIXED, PRODUCTION, plainConsumer, type TrafficPath } from './paths.ts'
+import { RequestTrace } from './trace.ts'
 
 export async function nacosPath (o: ResolvedRollout, service: string): Promise<TrafficPath> {
   const cacheMillis = Math.max(100, Math.round(PRODUCTION.nacosCacheMs * o.scale))
@@ -18,15 +19,16 @@ export async function nacosPath (o: ResolvedRollout, service: string): Promise<T
   // Providers write to the first node; the consumer's SDK reads every node at random, as with a real serverList.
   const discovery = nacosDiscovery({ serverList: cluster?.serverList ?? nodes[0]!.serverList })
   // A Node consumer reads the client's cache on every change: no Ribbon hop.
-  const plain = plainConsumer(discovery, service)
-  const balancer = createBalancer({ service, discovery, refreshIntervalMs: cacheMillis, curve: 'linear', consumerId: 'rollout-consumer' })
+  const trace = new RequestTrace()
+  const plain = plainConsumer(discovery, service, 'http', trace)
+  const balancer = createBalancer({ service, discovery, refreshIntervalMs: cacheMillis, curve: 'linear', consumerId: 'rollout-consumer', factory: trace.factory })
   // marginMs stays nacosWindows' own default: the SDK's fixed 1 s first poll after a subscribe.
   const windows = nacosWindows({ pushDelayMs, pushCheckMs: FIXED.nacosPushCheckMs, cacheMillis, push: o.nacosPush, cluster: o.cluster, distroSyncDelayMs: FIXED.nacosDistroSyncMs })
   return {
     name: `nacos${o.cluster > 1 ? `-cluster-${o.cluster}` : ''}${o.nacosPush ? '' : '-no-push'}`,
     providerRegistry: { kind: 'nacos', serverList: nodes[0]!.serverList },
     windows,
-    consumer: o.consumer === 'plain' ? plain : { url: (path) => `http://${service}${path}`, dispatcher: balancer },
+    consumer: o.consumer === 'plain' ? plain : { url: (path) => `http://${service}${path}`, dispatcher: balancer, trace },
     // The fleet is discovered once every node lists it: the SDK reads a random node per
     // poll, and a node the distro sync has not reached yet would answer an empty list
     // (a start-up artefact of the lab, not part of the rolling update it measures).

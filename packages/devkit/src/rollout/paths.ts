@@ -7,6 +7,7 @@ import type { ProviderConfig } from './provider-process.ts'
 import { ServiceProxy } from './service-proxy.ts'
 import type { Pod } from './pod.ts'
 import { agentOptions, scheme } from './transport.ts'
+import { RequestTrace } from './trace.ts'
 import type { RequestRecord } from './load.ts'
 
 /** Where the requests come from when not from the lab's own LoadGenerator (e.g. a Java consumer's call log). */
@@ -26,7 +27,8 @@ export interface TrafficPath {
   windows: WindowsInput
   /** Where providers' registry calls go (a sidecar's outbound listener forwards there). */
   registryOrigin?: string
-  consumer: { url: (path: string) => string, dispatcher: Dispatcher }
+  /** `trace`: the consumer's pools record where each lab request went (RequestTrace.factory). */
+  consumer: { url: (path: string) => string, dispatcher: Dispatcher, trace?: RequestTrace }
   /** Called with the ready, non-terminating pods whenever they change (the endpoints controller). */
   onEndpoints?: (pods: Pod[]) => void
   /** Resolves once the consumer side can see `count` providers (else the runner probes through the consumer). */
@@ -79,13 +81,14 @@ export async function createPath (o: ResolvedRollout): Promise<TrafficPath> {
 async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
   const proxy = new ServiceProxy(o.endpointLagMs)
   const port = await proxy.listen()
-  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 32, ...agentOptions(o.transport) })
+  const trace = new RequestTrace()
+  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 32, ...agentOptions(o.transport), factory: trace.factory })
   return {
     name: 'kubernetes-service',
     providerRegistry: { kind: 'none' },
     // The endpoint lag is a fixed delay (kube-proxy's), run unscaled.
     windows: { endpointLagMs: o.endpointLagMs },
-    consumer: { url: (path) => `${scheme(o.transport)}://127.0.0.1:${port}${path}`, dispatcher: agent },
+    consumer: { url: (path) => `${scheme(o.transport)}://127.0.0.1:${port}${path}`, dispatcher: agent, trace },
     onEndpoints: (pods) => proxy.publish(pods.map((p) => ({ id: p.id, port: p.targetPort }))),
     async discovered (count) {
       const deadline = Date.now() + 30_000
@@ -103,10 +106,11 @@ async function servicePath (o: ResolvedRollout): Promise<TrafficPath> {
  * A consumer that knows nothing of lameduck: round robin over the discovery list
  * as it stands, one keep-alive agent, no retries, no reaction to draining headers.
  */
-export function plainConsumer (discovery: Discovery, service: string, transport: Transport = 'http'): { url: (path: string) => string, dispatcher: Agent } {
+export function plainConsumer (discovery: Discovery, service: string, transport: Transport = 'http', trace = new RequestTrace()): { url: (path: string) => string, dispatcher: Agent, trace: RequestTrace } {
   let next = 0
   return {
-    dispatcher: new Agent({ keepAliveTimeout: 30_000, connections: 32, ...agentOptions(transport) }),
+    trace,
+    dispatcher: new Agent({ keepAliveTimeout: 30_000, connections: 32, ...agentOptions(transport), factory: trace.factory }),
     url (path) {
       const list = discovery.instances(serviceKey(service))
       const target = list[next++ % Math.max(1, list.length)]

@@ -73,7 +73,7 @@ export async function runRollout (options: RolloutRun = {}): Promise<RolloutRepo
   const deployment = deploymentFor(o, path, pods.make, preStop, b.graceMs)
   // The consumer's own event-loop lag (it shares the 2 cores with everything else).
   const consumerLag = monitorEventLoopDelay({ resolution: 10 })
-  const load = path.load ?? new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000 })
+  const load = path.load ?? new LoadGenerator({ url: path.consumer.url, dispatcher: path.consumer.dispatcher, rps: o.rps, slowShare: o.slowShare, timeoutMs: 10_000, ...(path.consumer.trace ? { trace: path.consumer.trace } : {}) })
   try {
     o.log(`starting ${o.providers} v1 providers (${path.name}, mode ${o.mode}, window ${b.window.totalMs} ms)`)
     await deployment.scaleUp('v1')
