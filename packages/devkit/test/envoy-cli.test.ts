@@ -92,3 +92,33 @@ test('flags: help, missing and bad values exit 2 with the reason', async () => {
   assert.equal(code, 0)
   assert.match(out, /envoy admin on http:\/\/127\.0\.0\.1:\d+\nenvoy: signal, exited\n/)
 })
+
+test('--istio --stats-inclusion-suffixes keeps the request gauges Istio hides (the lab runs each sidecar so)', async (t) => {
+  const app = await startApp()
+  t.after(() => app.close())
+  const stats = async (extra: string[]): Promise<string> => {
+    const envoy = await spawnEnvoy(['--listen', '0', '--admin', '0', '--upstream', app.url, '--istio', '--stats-flush-interval-ms', '100', ...extra])
+    try {
+      await raw(envoy.url + '/hi')
+      return (await raw(`${envoy.adminUrl}/stats`)).body
+    } finally {
+      envoy.child.kill('SIGKILL')
+    }
+  }
+  const [plain, annotated] = await Promise.all([stats([]), stats(['--stats-inclusion-suffixes', 'downstream_rq_active,downstream_rq_total'])])
+  assert.doesNotMatch(plain, /downstream_rq_active:/, 'Istio keeps no request gauge by default')
+  assert.match(annotated, /downstream_rq_active: \d+/)
+  assert.match(annotated, /downstream_rq_total: [1-9]/)
+})
+
+test('flags: the stats flags name what is wrong', async () => {
+  const err = async (argv: string[]): Promise<string> => {
+    const stderr = new PassThrough()
+    let text = ''
+    stderr.on('data', (c: Buffer) => { text += c })
+    assert.equal(await runEnvoyCli(argv, { stdout: new PassThrough(), stderr, signal: AbortSignal.abort() }), 2)
+    return text
+  }
+  assert.match(await err(['--listen', '0', '--upstream', 'http://x', '--stats-inclusion-suffixes', 'downstream_rq_active']), /--stats-inclusion-suffixes needs --istio/)
+  assert.match(await err(['--listen', '0', '--upstream', 'http://x', '--stats-flush-interval-ms', 'often']), /--stats-flush-interval-ms must be a non-negative number, got 'often'/)
+})

@@ -29,6 +29,11 @@ Options:
                              downstream_cx_active unless --exit-on-zero-active-connections
   --exit-on-zero-active-connections
                              with --istio: keep downstream_cx_active (EXIT_ON_ZERO_ACTIVE_CONNECTIONS)
+  --stats-inclusion-suffixes LIST
+                             with --istio: more stat suffixes kept, comma-separated (the pod
+                             annotation sidecar.istio.io/statsInclusionSuffixes)
+  --stats-flush-interval-ms MS
+                             how often gauges such as downstream_cx_active refresh (default 5000)
   -h, --help                 show this help
 
 Example:
@@ -53,7 +58,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   retryOn: '--retry-on',
   upstreamRetries: '--retries',
   outbound: '--outbound',
-  outboundListen: '--outbound-listen'
+  outboundListen: '--outbound-listen',
+  statsFlushIntervalMs: '--stats-flush-interval-ms'
 } satisfies Partial<Record<keyof EnvoyOptions, string>>
 
 export interface EnvoyCliIo {
@@ -114,6 +120,8 @@ function parseEnvoyArgs (argv: string[]): EnvoyOptions | 'help' {
       'outbound-listen': { type: 'string', default: '0' },
       istio: { type: 'boolean', default: false },
       'exit-on-zero-active-connections': { type: 'boolean', default: false },
+      'stats-inclusion-suffixes': { type: 'string' },
+      'stats-flush-interval-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -135,8 +143,12 @@ function parseEnvoyArgs (argv: string[]): EnvoyOptions | 'help' {
     upstreamRetries: number('retries', values.retries),
     outbound: values.outbound,
     outboundListen: number('outbound-listen', values['outbound-listen']),
-    istio: values.istio === true ? { exitOnZeroActiveConnections: values['exit-on-zero-active-connections'] === true } : false
+    istio: values.istio === true
+      ? { exitOnZeroActiveConnections: values['exit-on-zero-active-connections'] === true, ...(values['stats-inclusion-suffixes'] === undefined ? {} : { statsInclusionSuffixes: values['stats-inclusion-suffixes'].split(',').map((x) => x.trim()).filter(Boolean) }) }
+      : false,
+    ...(values['stats-flush-interval-ms'] === undefined ? {} : { statsFlushIntervalMs: number('stats-flush-interval-ms', values['stats-flush-interval-ms']) })
   }
+  if (values['stats-inclusion-suffixes'] !== undefined && values.istio !== true) throw new UsageError('--stats-inclusion-suffixes needs --istio')
   if (values['exit-on-zero-active-connections'] === true && values.istio !== true) throw new UsageError('--exit-on-zero-active-connections needs --istio')
   return options
 }

@@ -9,7 +9,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
-import { startEnvoy, startRealEnvoy, terminateLikeIstio, type IstioProxy } from '../envoy/index.ts'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { startRealEnvoy, terminateLikeIstio, type IstioProxy } from '../envoy/index.ts'
 import type { ResolvedRollout } from './options.ts'
 import type { SidecarContainer } from './pod.ts'
 
@@ -41,20 +43,55 @@ export function sidecarDrainTimeMs (o: Pick<ResolvedRollout, 'scale' | 'sidecar'
   return o.sidecar === 'envoy-real' ? Math.max(1, Math.round(ms / 1000)) * 1000 : Math.max(100, Math.round(ms))
 }
 
+/** The devkit's own command, which runs the stand-in as a process (`lameduck-devkit envoy`). */
+const DEVKIT_BIN = fileURLToPath(new URL('../../bin/lameduck-devkit.js', import.meta.url))
+
 /** The request gauges a pod annotates for (sidecar.istio.io/statsInclusionSuffixes): the app's drain step ends once the consumers' pooled connections are idle, which Envoy never closes. */
 const INCLUSION_SUFFIXES = ['downstream_rq_active', 'downstream_rq_total']
 
 interface SidecarProxy { port: number, adminUrl: string, outboundUrl: string | null, istio: IstioProxy, close: () => Promise<void> }
 
+/**
+ * The stand-in as its own process (`lameduck-devkit envoy`), as a sidecar container is: in the lab's
+ * process it shared one event loop with the consumer and every other pod's proxy, and under a CPU hog
+ * that process accepted connections more slowly than the consumer's pool opened them. Requests then
+ * waited seconds in the listener's accept queue (Recv-Q at 100–231, parsed 1.5–2.2 s after they were
+ * sent), which the lab counted as lost (CONTRIBUTING, 2026-11-28).
+ */
 async function standInProxy (o: ResolvedRollout, appPort: number, registryOrigin: string | undefined): Promise<SidecarProxy> {
-  const envoy = await startEnvoy({
-    upstream: `http://127.0.0.1:${appPort}`,
-    drainTimeMs: sidecarDrainTimeMs(o),
-    statsFlushIntervalMs: 100,
-    istio: { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: INCLUSION_SUFFIXES },
-    ...(registryOrigin ? { outbound: registryOrigin } : {})
-  })
-  return { port: envoy.port, adminUrl: envoy.adminUrl, outboundUrl: envoy.outboundUrl, istio: envoy, close: () => envoy.close() }
+  const args = [DEVKIT_BIN, 'envoy', '--listen', '0', '--admin', '0', '--upstream', `http://127.0.0.1:${appPort}`,
+    '--drain-time-s', String(sidecarDrainTimeMs(o) / 1000), '--stats-flush-interval-ms', '100',
+    '--istio', '--stats-inclusion-suffixes', INCLUSION_SUFFIXES.join(','),
+    ...(o.exitOnZeroActiveConnections ? ['--exit-on-zero-active-connections'] : []),
+    ...(registryOrigin ? ['--outbound', registryOrigin] : [])]
+  const child = spawn(process.execPath, [...process.execArgv.filter((a) => a.startsWith('--conditions')), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = once(child, 'exit').then(() => {})
+  let err = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk })
+  const lines = createInterface({ input: child.stdout })
+  const seen: { port?: number, outboundUrl?: string, adminUrl?: string } = {}
+  try {
+    await new Promise<void>((resolve, reject) => {
+      exited.then(() => { reject(new Error(`the Envoy stand-in exited before it listened: ${err.trim() || '(no output)'}`)) }, reject)
+      lines.on('line', (line) => {
+        const listening = /^envoy listening on http:\/\/127\.0\.0\.1:(\d+) /.exec(line)
+        if (listening !== null) seen.port = Number(listening[1])
+        const outbound = /^envoy outbound listening on (\S+) /.exec(line)
+        if (outbound !== null) seen.outboundUrl = outbound[1]!
+        const admin = /^envoy admin on (\S+)/.exec(line)
+        if (admin !== null) { seen.adminUrl = admin[1]!; resolve() }
+      })
+    })
+  } catch (e) {
+    child.kill('SIGKILL')
+    throw e
+  }
+  const close = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await exited
+  }
+  const istio = { exitOnZeroActiveConnections: o.exitOnZeroActiveConnections, statsInclusionSuffixes: INCLUSION_SUFFIXES }
+  return { port: seen.port!, adminUrl: seen.adminUrl!, outboundUrl: registryOrigin ? seen.outboundUrl ?? null : null, istio: { adminUrl: seen.adminUrl!, closed: exited, close, options: { istio } }, close }
 }
 
 async function realProxy (o: ResolvedRollout, appPort: number, registryOrigin: string | undefined): Promise<SidecarProxy> {
