@@ -51,6 +51,12 @@ export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
   // attach()'s; LAMEDUCK_BENCH_SECOND=http|net starts another listener before the app's.
   const extra = JSON.parse(process.env.LAMEDUCK_BENCH_ATTACH ?? '{}') as object
   const second = process.env.LAMEDUCK_BENCH_SECOND
+  // LAMEDUCK_BENCH_EMITTERS=n: n more EventEmitter classes instantiated at start-up, as any app's
+  // modules do. A bare hello world constructs about four, the most V8 keeps an inline cache
+  // polymorphic for: one more class turns EventEmitter.init's megamorphic (docs/benchmarks.md).
+  const { EventEmitter } = await import('node:events')
+  const emitters = Array.from({ length: Number(process.env.LAMEDUCK_BENCH_EMITTERS ?? 0) }, () => new (class extends EventEmitter {})())
+  ;(globalThis as { benchEmitters?: unknown }).benchEmitters = emitters
   if (second !== undefined) {
     const other = second === 'net' ? (await import('node:net')).createServer(() => {}) : createServer(() => {})
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))

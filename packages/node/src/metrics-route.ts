@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import { isPath } from './url-path.ts'
 
 export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8'
 
@@ -11,9 +12,7 @@ export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8'
 export function metricsRoute (path: string, render: () => string): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => boolean {
   return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false
-    const url = req.url ?? ''
-    const q = url.indexOf('?')
-    if ((q === -1 ? url : url.slice(0, q)) !== path) return false
+    if (!isPath(req.url ?? '', path)) return false
     const text = render()
     res.statusCode = 200
     res.setHeader('content-type', PROMETHEUS_TEXT)

@@ -7,6 +7,7 @@ import { writeProbe, writeStreamProbe, type ProbeAnswer, type ProbeKind } from '
 import { OpenRequests } from './open-requests.ts'
 import { closeAfter, goAway, markStream } from './drain-marks.ts'
 import { COARSE_MS, coarseNow } from './coarse-clock.ts'
+import { isPath } from './url-path.ts'
 
 type Req = IncomingMessage | Http2ServerRequest
 type Res = ServerResponse | Http2ServerResponse
@@ -69,8 +70,9 @@ function headerId (headers: IncomingHttpHeaders): string | undefined {
 }
 
 /**
- * Per-request work, kept to counters on the hot path: in-flight, the
- * connection's busy count and stamp, and while draining the drain marks.
+ * Per-request work, kept to counters on the hot path: in-flight and the open
+ * table; while leaving, also the connection's busy count and stamp (symbol-keyed
+ * properties on Node's sockets, so not paid while serving) and the drain marks.
  * HTTP/1 gets `connection: close` on the last request read on its socket (so
  * pipelined requests already read all get their answer); HTTP/2 gets a
  * graceful GOAWAY on its session with the response (a `connection` header is
@@ -101,11 +103,12 @@ export class RequestHook {
     this.#livePath = ctx.routes === false ? null : ctx.routes.live
     const { inflight } = ctx
     const open = this.#open
+    const hook = this
     this.#end = function endRequest (this: Carrier): void {
       const c = open.end(this[kSlot]!)
       if (c === undefined) return
       inflight.end()
-      c[kBusy]!--
+      if (hook.#marking !== null) c[kBusy] = (c[kBusy] ?? 1) - 1
     }
   }
 
@@ -117,7 +120,16 @@ export class RequestHook {
   mark (state: string | null): void {
     const was = this.#marking
     this.#marking = state
-    if (state !== null && was === null) this.#open.forEach((request, carrier, c, stamp) => { markOpen(request, carrier, c, stamp, state) })
+    if (state !== null && was === null) {
+      // The connections' counters are kept only while leaving (the idle sweep and the close after
+      // the drain read them; serving, nothing does): taken up from the open requests here.
+      this.#open.forEach((_request, _carrier, c) => { c[kBusy] = 0 })
+      this.#open.forEach((_request, _carrier, c, stamp) => { c[kBusy]!++; if (stamp > (c[kUsed] ?? 0)) c[kUsed] = stamp })
+      this.#open.forEach((request, carrier, c, stamp) => { markOpen(request, carrier, c, stamp, state) })
+    } else if (state === null && was !== null) {
+      // Back to serving (an /online after /offline): the counts stop here, and start again from the open requests.
+      this.#open.forEach((_request, _carrier, c) => { c[kBusy] = 0 })
+    }
   }
 
   /** Requests in flight now with their start time, for logs that name what a bound cut. */
@@ -162,8 +174,11 @@ export class RequestHook {
     inflight.start()
     const stamp = inflight.total
     carrier[kSlot] = this.#open.start(request, carrier, c, at, stamp)
-    c[kBusy] = (c[kBusy] ?? 0) + 1
-    c[kUsed] = stamp
+    if (this.#marking !== null) {
+      // `??`: a connection accepted before attach() was never given the counters.
+      c[kBusy] = (c[kBusy] ?? 0) + 1
+      c[kUsed] = stamp
+    }
     carrier.on('close', this.#end)
     return at
   }
@@ -186,9 +201,7 @@ export class RequestHook {
   #probeAt (method: string | undefined, url: string): ProbeKind | null {
     const paths = this.#probePaths
     if (paths === null || (method !== 'GET' && method !== 'HEAD')) return null
-    const q = url.indexOf('?')
-    const path = q === -1 ? url : url.slice(0, q)
-    return path === paths.ready ? 'ready' : path === paths.live ? 'live' : null
+    return isPath(url, paths.ready) ? 'ready' : isPath(url, paths.live) ? 'live' : null
   }
 }
 

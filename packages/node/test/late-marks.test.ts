@@ -78,3 +78,24 @@ test('HTTP/2: a session too young for the notice when its request arrived gets i
   session.destroy()
   await offline
 })
+
+test('HTTP/1: a request read while serving keeps its connection busy through the drain: the idle sweep leaves it alone', async (t) => {
+  // The connection counters are kept only while leaving, so the drain must take them up from the
+  // requests already open; counted idle, this socket would be closed under its request by the sweep.
+  const s = await startServer({ windows: { clientFetchMs: 3_000 } })
+  t.after(() => stop(s))
+  ;(s.server as import('node:http').Server).keepAliveTimeout = 100 // the sweep closes an idle socket after a few 500 ms sweeps
+  await until(() => s.lameduck.state === 'serving', 'serving')
+  const socket = connect(Number(new URL(s.url).port), '127.0.0.1')
+  t.after(() => socket.destroy())
+  let text = ''
+  socket.setEncoding('latin1').on('data', (c: string) => { text += c })
+  const closed = once(socket, 'close')
+  socket.write('GET /slow?ms=2500 HTTP/1.1\r\nHost: x\r\n\r\n')
+  await until(() => s.lameduck.lifecycle.inflight.count === 1, 'the request read')
+  const offline = s.lameduck.offline()
+  await closed
+  assert.match(text, /^HTTP\/1\.1 200/, `the request is answered, not cut by the sweep (got ${JSON.stringify(text)})`)
+  assert.match(text, /connection: close/i)
+  await offline
+})

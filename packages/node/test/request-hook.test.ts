@@ -9,10 +9,11 @@ import { ConsumerTracker, InFlightTracker } from '@lameduck/core'
 import { OpenRequests } from '../src/open-requests.ts'
 import { COARSE_MS, coarseNow } from '../src/coarse-clock.ts'
 import { PASS, RequestHook } from '../src/requests.ts'
+import { isPath } from '../src/url-path.ts'
 import { startServer, stop } from './helpers.ts'
 import { transportClient } from './transports.ts'
 
-test('coarseNow: one Date.now() read serves 10 ms; its timer makes the next call read again', () => {
+test('coarseNow: one Date.now() read serves COARSE_MS; its timer makes the next call read again', () => {
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 })
   try {
     const real = Date.now
@@ -20,17 +21,17 @@ test('coarseNow: one Date.now() read serves 10 ms; its timer makes the next call
     Date.now = () => { reads++; return real() }
     try {
       assert.equal(coarseNow(), 1_000_000)
-      mock.timers.tick(9)
+      mock.timers.tick(COARSE_MS - 1)
       assert.equal(coarseNow(), 1_000_000, 'within the resolution: the cached stamp')
       assert.equal(reads, 1)
       mock.timers.tick(1)
-      assert.equal(coarseNow(), 1_000_010, 'after it: the clock read again')
+      assert.equal(coarseNow(), 1_000_000 + COARSE_MS, 'after it: the clock read again')
       assert.equal(reads, 2)
     } finally {
       Date.now = real
     }
   } finally {
-    mock.timers.tick(10) // the stamp is forgotten, not left cached from the mocked clock for the next test
+    mock.timers.tick(COARSE_MS) // the stamp is forgotten, not left cached from the mocked clock for the next test
     mock.timers.reset()
   }
 })
@@ -116,4 +117,17 @@ test('the consumer id is read over HTTP/2 too', async (t) => {
   const report = s.lameduck.status().earlyOffline!
   assert.equal(report.consumersInWindow, 1)
   assert.doesNotMatch(report.pending ?? '', /without x-lameduck-consumer/)
+})
+
+test('isPath: the path itself or with a query string, nothing longer or shorter', () => {
+  assert.equal(isPath('/health/ready', '/health/ready'), true)
+  assert.equal(isPath('/health/ready?verbose=1', '/health/ready'), true)
+  assert.equal(isPath('/health/ready?', '/health/ready'), true)
+  assert.equal(isPath('/health/readyz', '/health/ready'), false)
+  assert.equal(isPath('/health/ready/', '/health/ready'), false)
+  assert.equal(isPath('/health/read', '/health/ready'), false)
+  assert.equal(isPath('/health/reads?x', '/health/ready'), false)
+  assert.equal(isPath('', '/health/ready'), false)
+  assert.equal(isPath('/', '/'), true)
+  assert.equal(isPath('/?a', '/'), true)
 })
