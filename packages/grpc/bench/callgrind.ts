@@ -12,7 +12,8 @@ import type { BenchMode } from './server.ts'
 
 export { hasValgrind }
 
-const WARM = 2_000
+// As in @lameduck/node's callgrind bench: V8 re-tiers long after start-up, so the count starts late.
+const WARM = Number(process.env.BENCH_CALLGRIND_WARM ?? 30_000)
 // Where a major GC falls moves one process's count by several thousand instructions per call
 // (the same code measured 0.909 and 0.940 in two runs of 4,000 calls): each side runs ROUNDS
 // times, a fresh process each, and the medians are compared.

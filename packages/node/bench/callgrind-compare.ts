@@ -4,7 +4,7 @@
 // functions whose self cost differs most are listed, V8's JIT code named through the perf map.
 // A variant is [label, "<server>:<mode>", { ENV: value }]: LAMEDUCK_BENCH_ATTACH (JSON merged
 // into attach()'s options) and LAMEDUCK_BENCH_SECOND (another listener) are read by servers.ts.
-//   node --conditions=@lameduck/source packages/node/bench/callgrind-compare.ts '[["bare","node-http:bare-otel",{}],["attach","node-http:attach-otel",{}]]' [--profile] [--warm 3000] [--measured 6000] [--connections 8]
+//   node --conditions=@lameduck/source packages/node/bench/callgrind-compare.ts '[["bare","node-http:bare-otel",{}],["attach","node-http:attach-otel",{}]]' [--profile] [--warm 30000] [--measured 6000] [--connections 8]
 import { Agent, request } from 'node:http'
 import { parseArgs } from 'node:util'
 import { diffTable, profileDir, profiledCount, type Profiled } from '@lameduck/test-utils'
@@ -13,7 +13,7 @@ type Variant = [label: string, server: string, env: Record<string, string>]
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { profile: { type: 'boolean', default: false }, warm: { type: 'string', default: '3000' }, measured: { type: 'string', default: '6000' }, connections: { type: 'string', default: '8' } }
+  options: { profile: { type: 'boolean', default: false }, warm: { type: 'string', default: '30000' }, measured: { type: 'string', default: '6000' }, connections: { type: 'string', default: '8' } }
 })
 const [WARM, MEASURED, CONNECTIONS] = [Number(values.warm), Number(values.measured), Number(values.connections)]
 const overhead = new URL('./overhead.ts', import.meta.url)

@@ -5,13 +5,17 @@
 // counters zeroed, MEASURED requests, counters read (every thread), ÷ MEASURED.
 //   node --conditions=@lameduck/source packages/node/bench/callgrind.ts
 import { Agent, request } from 'node:http'
-import { hasValgrind, instructionsPer, pairedCounts } from '@lameduck/test-utils'
+import { hasValgrind, instructionsPer, pairedCounts, STEADY_GC_FLAGS } from '@lameduck/test-utils'
 import type { Mode, ServerKind } from './servers.ts'
 
-const WARM = 3_000
+// V8 still compiles and re-tiers Node's and the app's code long after start-up: after 3,000
+// requests that work was a fifth of the count (bare node:http 78,000 vs 64,000 instructions per
+// request after 30,000), and lameduck's code settled later than the rest (attach() 68,500 after
+// 15,000, 66,900 after 30,000). The count is of a server in its steady state.
+const WARM = Number(process.env.BENCH_CALLGRIND_WARM ?? 30_000)
 const MEASURED = Number(process.env.BENCH_CALLGRIND_CALLS ?? 6_000)
-// Where a major GC falls moves one process's count (attach() measured 0.949–0.985 in single
-// runs): each side runs ROUNDS times, a fresh process each, and the medians are compared.
+// A major GC still falls into some batches (a bare round at 83,700 among two at 64,200): each side
+// runs ROUNDS times, a fresh process each, and the medians are compared.
 const ROUNDS = Number(process.env.BENCH_CALLGRIND_ROUNDS ?? 3)
 const CONNECTIONS = 8
 const overhead = new URL('./overhead.ts', import.meta.url)
@@ -39,8 +43,6 @@ export interface EngineCallgrind { table: string, setup: string, ratios: Record<
 const ROWS: Array<{ label: string, kind: ServerKind, bare: Mode, attached: Mode }> = [
   { label: 'node:http', kind: 'node-http', bare: 'bare', attached: 'attach' },
   { label: 'node:http + OTel SDK', kind: 'node-http', bare: 'bare-otel', attached: 'attach-otel' },
-  // The same work, compiled another way: which JIT state Node's tick queue lands in follows start-up order (docs/benchmarks.md).
-  { label: 'node:http + OTel SDK, attach() after listen()', kind: 'node-http', bare: 'bare-otel', attached: 'attach-otel-after-listen' },
   { label: 'Express 5 + OTel SDK', kind: 'express', bare: 'bare-otel', attached: 'attach-otel' }
 ]
 
@@ -56,7 +58,7 @@ export async function benchEngineCallgrind (rows = ROWS): Promise<EngineCallgrin
     ratios[row.label] = c.ratio
     lines.push(`| ${row.label} | ${fmt(bare)} | ${fmt(attached)} | ${fmt(attached - bare)} | **${c.ratio.toFixed(3)}** | ${c.bare.rounds.map((b, i) => `${fmt(b)} / ${fmt(c.attached.rounds[i]!)}`).join('; ')} |`)
   }
-  const setup = `valgrind --tool=callgrind on the server process (overhead.ts --serve); per side, ${WARM.toLocaleString('en-US')} keep-alive GETs on ${CONNECTIONS} connections, counters zeroed (callgrind_control -z), ${MEASURED.toLocaleString('en-US')} more, counters read (every thread), ÷ ${MEASURED.toLocaleString('en-US')}; a fresh process per side and round, the median of ${ROUNDS} rounds. "OTel SDK": both sides with the SDK registered (otel-sdk.ts), metrics collected at the SDK's default 60 s (a collection's cost is per second, not per request; under valgrind a second holds only a few hundred requests).`
+  const setup = `valgrind --tool=callgrind on the server process (overhead.ts --serve), V8's GC schedule fixed (${STEADY_GC_FLAGS.join(' ')}, both sides); per side, ${WARM.toLocaleString('en-US')} keep-alive GETs on ${CONNECTIONS} connections, counters zeroed (callgrind_control -z), ${MEASURED.toLocaleString('en-US')} more, counters read (every thread), ÷ ${MEASURED.toLocaleString('en-US')}; a fresh process per side and round, the median of ${ROUNDS} rounds. "OTel SDK": both sides with the SDK registered (otel-sdk.ts), metrics collected at the SDK's default 60 s (a collection's cost is per second, not per request; under valgrind a second holds only a few hundred requests).`
   return { table: lines.join('\n'), setup, ratios }
 }
 

@@ -3,6 +3,12 @@
 // (callgrind_control) around a measured batch. Unlike req/s these do not move with
 // the load of a shared machine. Startup and JIT warm-up stay out of the count; the
 // garbage collection the measured requests cause stays in (every thread is summed).
+//
+// V8 sizes the young generation and schedules minor GCs from timing: how fast it scavenged,
+// when a task got to run. Under valgrind's slowdown that made one side's batch hold 4
+// scavenges and the other's 30 for the same code. So every server runs with the GC schedule
+// fixed (the same flags on both sides): a scavenge then comes after a fixed amount of
+// allocation, and a count repeats to within a few instructions per request.
 import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -10,6 +16,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 export const hasValgrind = (): boolean => spawnSync('valgrind', ['--version']).status === 0
+
+/** V8 flags for a GC schedule that follows allocation, not time (see above). */
+export const STEADY_GC_FLAGS = ['--predictable-gc-schedule', '--no-minor-gc-task'] as const
 
 /** A server under callgrind: its port (sent over IPC as `{ port }`), and its counters. */
 export interface CallgrindServer {
@@ -41,7 +50,7 @@ export async function callgrindServer (script: URL | string, args: string[], opt
   const out = join(dir, 'callgrind.%p.out')
   const child: ChildProcess = fork(script, args, {
     execPath: 'valgrind',
-    execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${out}`, process.execPath, ...(options.perfMap === true ? ['--perf-basic-prof'] : []), ...process.execArgv],
+    execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${out}`, process.execPath, ...STEADY_GC_FLAGS, ...(options.perfMap === true ? ['--perf-basic-prof'] : []), ...process.execArgv],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const exited = once(child, 'exit')
