@@ -7,7 +7,7 @@
 //   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts [--profile]
 // --profile: one round, both sides' measured calls costed by function (the perf map names V8's JIT code).
 import { connect } from 'node:http2'
-import { diffTable, hasValgrind, instructionsPer, pairedCounts, profileDir, profiledCount } from '@lameduck/test-utils'
+import { diffTable, hasValgrind, instructionsPer, pairedCounts, profileDir, profiledCount, STEADY_GC_FLAGS } from '@lameduck/test-utils'
 import type { BenchMode } from './server.ts'
 
 export { hasValgrind }
@@ -58,7 +58,7 @@ export async function benchCallgrind (): Promise<CallgrindResult> {
     '|---|---:|---:|---:|---:|---|',
     `| 11-byte echo | ${fmt(bare)} | ${fmt(attached)} | ${fmt(attached - bare)} | **${ratio.toFixed(3)}** | ${rounds.map((r) => `${fmt(r.bare)} / ${fmt(r.attached)}`).join('; ')} |`
   ].join('\n')
-  const setup = `valgrind --tool=callgrind on the server process; per side and round a fresh process: ${fmt(WARM)} calls, counters zeroed (callgrind_control -z), ${fmt(MEASURED)} calls, counters read (every thread), ÷ ${fmt(MEASURED)}; 16 calls at a time on one connection; the median of ${ROUNDS} rounds per side. Startup and JIT warm-up stay out, the garbage collection the calls cause stays in.`
+  const setup = `valgrind --tool=callgrind on the server process, V8's GC schedule fixed (${STEADY_GC_FLAGS.join(' ')}, both sides); per side and round a fresh process: ${fmt(WARM)} calls, counters zeroed (callgrind_control -z), ${fmt(MEASURED)} calls, counters read (every thread), ÷ ${fmt(MEASURED)}; 16 calls at a time on one connection; the median of ${ROUNDS} rounds per side. Startup and JIT warm-up stay out, the garbage collection the calls cause stays in.`
   return { bare, attached, ratio, rounds, table, setup }
 }
 
