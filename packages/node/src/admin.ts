@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { ADMIN_ROUTES, InvalidOptionError, redactedErrorCopy, redactText, type Lifecycle, type Logger } from '@lameduck/core'
 import { lifecycleBackend, type AdminBackend } from './admin-actions.ts'
@@ -8,6 +8,7 @@ import type { ConnectionStats } from './connections.ts'
 import { isLoopback } from './host.ts'
 import { PROMETHEUS_TEXT } from './metrics-route.ts'
 import { booleanParam } from './query.ts'
+import { http } from './builtins.ts'
 
 export interface AdminListenOptions {
   host: string
@@ -58,7 +59,7 @@ export async function serveAdmin (opts: AdminListenOptions, backend: AdminBacken
 
   const handle = adminHandler(opts.host, routes, check, log)
   // requestTimeout 0: `/offline?wait=true` legitimately blocks for the whole window (minutes).
-  const server = createServer({ requestTimeout: 0 }, (req, res) => {
+  const server = http().createServer({ requestTimeout: 0 }, (req, res) => {
     handle(req, res).catch((err: Error) => {
       const safe = redactedErrorCopy(err)
       log.error({ err: safe, method: req.method, url: redactText(req.url ?? '') }, `lameduck admin: ${req.method} ${redactText(req.url ?? '')} failed: ${safe.message}`)

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { crypto } from './builtins.ts'
 
 const SCHEME = 'bearer'
 
@@ -16,10 +16,10 @@ export function bearerChecker (token: string): (header: string | undefined) => b
     // Tokens never start with a space (admin.token is validated), so skipping extra spaces is unambiguous.
     while (header.charCodeAt(start) === 0x20) start++
     // Hashing both sides gives equal lengths, so timingSafeEqual leaks neither content nor length.
-    return timingSafeEqual(digest(header.slice(start)), expected)
+    return crypto().timingSafeEqual(digest(header.slice(start)), expected)
   }
 }
 
 function digest (text: string): Buffer {
-  return createHash('sha256').update(text).digest()
+  return crypto().createHash('sha256').update(text).digest()
 }

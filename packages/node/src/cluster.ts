@@ -1,10 +1,11 @@
-import cluster, { type Worker } from 'node:cluster'
+import type { Worker } from 'node:cluster'
 import { checkKeys, InvalidOptionError, redactText, withMethods, type Logger } from '@lameduck/core'
 import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
 import { serveAdmin, type AdminServer } from './admin.ts'
 import { stderrLogger } from './logger.ts'
 import { deregistrationState } from './metrics.ts'
 import { resolveAdmin, resolveSignals } from './options.ts'
+import { cluster as loadCluster } from './builtins.ts'
 
 type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
 interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
@@ -27,7 +28,8 @@ const ACK_TIMEOUT_MS = 2_000
  * channel with this worker's own admin actions. A no-op elsewhere. Returns the uninstaller.
  */
 export function workerResponder (backend: AdminBackend, shutdown: () => Promise<void>): () => void {
-  if (!cluster.isWorker || typeof process.send !== 'function') return () => {}
+  // Only a process with an IPC channel can be a worker: node:cluster is not loaded into every other app.
+  if (typeof process.send !== 'function' || !loadCluster().isWorker) return () => {}
   const onMessage = (msg: unknown): void => {
     if (!isAsk(msg)) return
     if (process.connected) process.send!({ lameduck: 'admin-ack', id: msg.id } satisfies Ack)
@@ -73,6 +75,7 @@ export interface ClusterAdminOptions {
 const CLUSTER_ADMIN_KEYS = { host: true, port: true, token: true, logger: true, signals: true } satisfies Record<keyof ClusterAdminOptions, true>
 
 export async function clusterAdmin (options: ClusterAdminOptions = {}): Promise<AdminServer> {
+  const cluster = loadCluster()
   if (!cluster.isPrimary) throw new InvalidOptionError('clusterAdmin', 'runs in the cluster primary; in the workers, attach() with admin: false answers it over IPC')
   // The same checks as attach()'s admin option, named as written here (host, port, token).
   checkKeys('', options, CLUSTER_ADMIN_KEYS)

@@ -1,5 +1,5 @@
 import type { Server, Socket } from 'node:net'
-import { Server as TlsServer, type TLSSocket } from 'node:tls'
+import type { TLSSocket } from 'node:tls'
 import type { Http2Session } from 'node:http2'
 import { IdleSweeper, initTracked, kBusy, type Tracked } from './idle-sweeper.ts'
 import { idleCloseMs } from './keep-alive.ts'
@@ -21,6 +21,11 @@ export interface ConnectionStats {
 
 function isSession (c: Connection): c is Http2Session & Tracked {
   return (c as { [kSession]?: boolean })[kSession] === true
+}
+
+/** TLS servers (node:https, HTTP/2 over TLS) have addContext(); read so, node:tls is not loaded into a plain HTTP app. */
+function isTlsServer (server: Server): boolean {
+  return typeof (server as { addContext?: unknown }).addContext === 'function'
 }
 
 /** HTTP/2 servers emit 'session'; they have updateSettings(), HTTP/1 servers do not. */
@@ -55,7 +60,7 @@ export class Connections {
     this.sweeper = sweeper
     const h2 = isHttp2Server(server)
     if (h2) this.#listen('session', (session: Http2Session) => { this.#track(Object.assign(session, { [kSession]: true, [kOpenedAt]: Date.now() })) })
-    if (server instanceof TlsServer) {
+    if (isTlsServer(server)) {
       // On an HTTP/2 server with allowHTTP1 only the HTTP/1 connections carry requests on the socket.
       this.#listen('secureConnection', (socket: TLSSocket) => { if (!h2 || socket.alpnProtocol !== 'h2') this.#track(socket) })
     } else if (!h2) {

@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http'
-import { constants, type Http2ServerResponse, type Http2Session, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2'
+import type { Http2ServerResponse, Http2Session, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2'
 import { STATE_HEADER } from '@lameduck/core'
 import { kUsed } from './idle-sweeper.ts'
 import { kOpenedAt, type Connection } from './connections.ts'
+import { http2 } from './builtins.ts'
 
 const kGoingAway = Symbol('lameduck.goingAway')
 const MAX_STREAM_ID = 2 ** 31 - 1
@@ -61,7 +62,7 @@ export function goAway (session: Connection, response?: Endable): void {
     return
   }
   s[kGoingAway] = true
-  s.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
+  s.goaway(http2().constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID)
 }
 
 /** What ends a response: the compat response, or a raw stream. */

@@ -77,7 +77,8 @@ export class IdleSweeper<T extends Tracked> {
     this.#connections = connections
     this.#close = close
     this.#intervalMs = options.intervalMs ?? 500
-    this.#now = options.now ?? performance.now.bind(performance)
+    // Read when a sweep runs: the global `performance` loads perf_hooks on first use, and most apps never drain.
+    this.#now = options.now ?? (() => performance.now())
     this.#idleSweeps = options.idleSweeps ?? (() => IDLE_SWEEPS)
     this.#receiving = options.receiving ?? (() => NONE)
   }

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs'
+import { fs } from './builtins.ts'
 import { redactText, type Lifecycle, type LifecycleEvents, type Logger, type OfflineReport } from '@lameduck/core'
 
 /** Kubernetes' default terminationMessagePath: what `kubectl describe pod` shows as the last state's message. */
@@ -57,11 +57,11 @@ export class TerminationMessage {
   }
 
   write (text: string): void {
-    if (this.#onlyIfPresent && !existsSync(this.#path)) return
+    if (this.#onlyIfPresent && !fs().existsSync(this.#path)) return
     let body = redactText(text)
     while (Buffer.byteLength(body) > MAX_BYTES) body = body.slice(0, body.length - 64)
     try {
-      writeFileSync(this.#path, body)
+      fs().writeFileSync(this.#path, body)
     } catch (err) {
       if (this.#warned) return
       this.#warned = true

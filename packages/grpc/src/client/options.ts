@@ -1,6 +1,5 @@
 // The consumer side's options, validated once at lameduckResolver(): each error
 // names the option and the fix.
-import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { checkKeys, duration, flag, InvalidOptionError, number, oneOf, record, show, silentLogger, systemClock, withMethods } from '@lameduck/core'
 import type { Clock, Discovery, Logger, WarmupCurve } from '@lameduck/core'
@@ -90,7 +89,8 @@ function targetName (value: unknown): string {
 }
 
 function consumerId (value: unknown): string {
-  const id = value ?? `${hostname()}-${randomBytes(4).toString('hex')}`
+  // getBuiltinModule: an ESM import of node:crypto would load WebCrypto into every app that imports the server side.
+  const id = value ?? `${hostname()}-${process.getBuiltinModule('node:crypto').randomBytes(4).toString('hex')}`
   if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) {
     throw new InvalidOptionError('consumerId', `must be 1–200 visible ASCII characters (it is sent as call metadata), got ${show(id)}`)
   }
