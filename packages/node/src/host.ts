@@ -1,5 +1,5 @@
-import { isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
+import { net } from './builtins.ts'
 
 /** POD_IP (set from the downward API in Kubernetes), else the first non-internal IPv4, else loopback. */
 export function defaultHost (env: NodeJS.ProcessEnv = process.env): string {
@@ -25,7 +25,7 @@ const WILDCARDS = new Set(['0.0.0.0', '::', '::0', ''])
 export function unreachableAdvertised (listen: string, advertised: string): string | null {
   const l = listen.replace(/^::ffff:/, '')
   const a = advertised.replace(/^\[|\]$/g, '')
-  if (WILDCARDS.has(l) || isIP(a) === 0) return null
+  if (WILDCARDS.has(l) || net().isIP(a) === 0) return null
   if (isLoopback(l)) return isLoopback(a) ? null : `the server listens on loopback (${listen}) only, so other machines cannot reach ${advertised}. Listen on '0.0.0.0' (or the pod IP), or advertise a loopback host`
   if (l !== a) return `the server listens on ${listen} only, not on ${advertised}. Listen on '0.0.0.0' or on ${advertised}, or set the host option to ${listen}`
   return null

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net'
 import { isLoopback } from './host.ts'
 import { resolveSidecar } from './sidecar.ts'
 import { telemetryWiring } from './telemetry-options.ts'
@@ -6,6 +5,7 @@ import type { OpenTelemetryOptions } from './opentelemetry.ts'
 import { constants } from 'node:os'
 import type { EnvoySidecarOptions } from '@lameduck/envoy'
 import { DEFAULT_ADMIN_PORT, InvalidOptionError, READINESS_WHILE_DRAINING, SHUTDOWN_DEFAULTS, checkKeys, count, deprecatedAlias, duration, flag, fn, observers, oneOf, record, resolveLifecycleOptions, show, withMethods, type DrainStep, type LifecycleObserver, type Logger, type PropagationWindow, type ReadinessCheck, type ReadinessWhileDraining, type Registry, type ResolvedLifecycleOptions, type StartupStep, type WindowEvidence, type WindowsInput } from '@lameduck/core'
+import { net } from './builtins.ts'
 
 export interface AdminOptions {
   /** Interface the admin listener binds. Default '127.0.0.1'. A non-loopback host requires `token`. */
@@ -296,7 +296,7 @@ export function resolveAdmin (value: LameduckOptions['admin'], at = 'admin.'): R
   if (value === false) return false
   const a = record(at === '' ? 'options' : at.slice(0, -1), value ?? {}, '{ host, port, token } or false') as AdminOptions
   const host = a.host ?? '127.0.0.1'
-  if (typeof host !== 'string' || (isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError(`${at}host`, `must be an IP address to bind, e.g. '127.0.0.1' (got ${show(host)})`)
+  if (typeof host !== 'string' || (net().isIP(host) === 0 && host !== 'localhost')) throw new InvalidOptionError(`${at}host`, `must be an IP address to bind, e.g. '127.0.0.1' (got ${show(host)})`)
   const p = a.port === 'auto' ? 'auto' : count(`${at}port`, a.port, DEFAULT_ADMIN_PORT, { max: 65535 })
   if (a.token !== undefined && (typeof a.token !== 'string' || a.token.length < 8)) throw new InvalidOptionError(`${at}token`, 'must be a string of at least 8 characters, e.g. process.env.LAMEDUCK_TOKEN')
   // A token no client can send (spaces at the ends are stripped from headers, control and non-ASCII characters are refused) locks the admin API forever.

@@ -5,13 +5,15 @@ import { promisify } from 'node:util'
 
 // Parts of Node that a plain node:http app never loads, and that stay on its heap once loaded (about
 // 2 MB together, marked by every full GC). An ESM import of node:http, node:crypto, node:fs or
-// node:cluster loads them all; the engine takes those modules when first used instead (builtins.ts).
+// node:net loads them; the engine takes those modules when first used instead (builtins.ts). Not
+// listed: node:cluster, which every listen() loads.
 const NOT_LOADED = [
   'NativeModule internal/deps/undici/undici',
   'NativeModule worker_threads',
   'NativeModule perf_hooks',
   'NativeModule internal/crypto/webcrypto',
   'NativeModule internal/fs/streams',
+  'NativeModule internal/blocklist',
   'NativeModule tls',
   'NativeModule http2'
 ]
