@@ -1,14 +1,7 @@
 import { Metadata, ServerInterceptingCall, type Responder, type ServerInterceptingCallInterface, type ServerInterceptor, type ServerMethodDefinition, type StatusObject } from '@grpc/grpc-js'
 import { CONSUMER_HEADER, STATE_HEADER, type ConsumerTracker, type InFlightTracker } from '@lameduck/core'
+import { COARSE_MS, coarseNow, OpenRequests } from '@lameduck/node/engine'
 import { HEALTH_SERVICE } from './health-codec.ts'
-
-/** A call in flight: what names it when a bound cuts it. */
-interface OpenCall {
-  path: string
-  kind: CallKind
-  at: number
-  call: ServerInterceptingCallInterface
-}
 
 export type CallKind = 'unary' | 'client streaming' | 'server streaming' | 'bidi'
 
@@ -39,7 +32,12 @@ function withState (metadata: Metadata | null | undefined, state: string): Metad
  * stream a call runs on and its parsed metadata. An interceptor gets either that
  * base call or another interceptor's wrapper of it (nextCall).
  */
-interface BaseCallLike { stream: { on(event: 'close', listener: () => void): unknown }, metadata: Metadata }
+interface BaseCallLike { stream: Keyed & { on(event: 'close', listener: () => void): unknown }, metadata: Metadata }
+
+/** The call's slot in the open-call table, on what ends it (its HTTP/2 stream): no closure per call. */
+const kSlot = Symbol('lameduck.grpc.slot')
+interface Keyed { [kSlot]?: number }
+type Method = ServerMethodDefinition<unknown, unknown>
 
 function baseOf (call: ServerInterceptingCallInterface): BaseCallLike | null {
   let c = call as unknown as { stream?: unknown, metadata?: unknown, nextCall?: unknown }
@@ -62,13 +60,18 @@ function baseOf (call: ServerInterceptingCallInterface): BaseCallLike | null {
  * status only). A call that began before the drain answers unmarked: the next
  * one is told. The consumer id in the call's metadata feeds earlyOffline, as on
  * HTTP. The health service's own calls are neither counted nor tracked: they are probes.
+ *
+ * The table is the engine's slot table (as attach()'s requests): a Map and an
+ * entry object per call were most of the interceptor's allocation.
  */
 export class CallTable {
   readonly #inflight: InFlightTracker
   readonly #tracker: ConsumerTracker | undefined
-  readonly #open = new Map<object, OpenCall>()
-  /** One listener for every stream's 'close' (`this` is the stream): no closure per call. */
-  readonly #onStreamClose: (this: object) => void
+  /** The call (for its peer), its method (path and kind) and what ends it. */
+  readonly #open = new OpenRequests<ServerInterceptingCallInterface, Method, Keyed>()
+  /** The 'close' listeners (`this` is the stream), one for calls that stream responses (counted in `streams`). */
+  readonly #onClose: (this: Keyed) => void
+  readonly #onStreamingClose: (this: Keyed) => void
   /** The responder of a marked call, shared: it reads the state when the call answers. */
   readonly #marker: Responder
   #streams = 0
@@ -78,8 +81,14 @@ export class CallTable {
   constructor (inflight: InFlightTracker, tracker: ConsumerTracker | undefined) {
     this.#inflight = inflight
     this.#tracker = tracker
-    const end = (stream: object): void => { this.#end(stream) }
-    this.#onStreamClose = function (this: object) { end(this) }
+    const open = this.#open
+    this.#onClose = function (this: Keyed) { if (open.end(this[kSlot]!) !== undefined) inflight.end() }
+    const table = this
+    this.#onStreamingClose = function (this: Keyed) {
+      if (open.end(this[kSlot]!) === undefined) return
+      table.#streams--
+      inflight.end()
+    }
     this.#marker = {
       sendMetadata: (metadata, next) => { next(this.marking === null ? metadata : withState(metadata, this.marking)) },
       sendStatus: (status, next) => { next(this.marking === null ? status : { ...status, metadata: withState(status.metadata, this.marking) } as StatusObject) }
@@ -91,7 +100,9 @@ export class CallTable {
 
   /** Open calls, oldest first. */
   list (): Array<{ path: string, kind: CallKind, at: number, peer: string }> {
-    return [...this.#open.values()].sort((a, b) => a.at - b.at).map((c) => ({ path: c.path, kind: c.kind, at: c.at, peer: c.call.getPeer() }))
+    const out: Array<{ path: string, kind: CallKind, at: number, peer: string }> = []
+    this.#open.forEach((call, method, _key, _stamp, at) => { out.push({ path: method.path, kind: kindOf(method), at, peer: call.getPeer() }) })
+    return out.sort((a, b) => a.at - b.at)
   }
 
   /** Names the calls in flight (method, kind, peer, age), e.g. for what a bound cut. */
@@ -110,13 +121,13 @@ export class CallTable {
     }
   }
 
-  #intercept (method: ServerMethodDefinition<unknown, unknown>, call: ServerInterceptingCallInterface): ServerInterceptingCall {
+  #intercept (method: Method, call: ServerInterceptingCallInterface): ServerInterceptingCall {
     const base = baseOf(call)
     if (base === null) return this.#wrapped(method, call)
-    const open: OpenCall = { path: method.path, kind: kindOf(method), at: Date.now(), call }
-    this.#begin(base.stream, open)
-    base.stream.on('close', this.#onStreamClose)
-    if (this.#tracker !== undefined) this.#seen(base.metadata, open.at)
+    const stream = base.stream
+    const at = this.#begin(method, call, stream)
+    stream.on('close', method.responseStream ? this.#onStreamingClose : this.#onClose)
+    if (this.#tracker !== undefined) this.#seen(base.metadata, at)
     return this.marking === null ? call as ServerInterceptingCall : this.#marked(call)
   }
 
@@ -129,40 +140,37 @@ export class CallTable {
    * A call whose stream the interceptor cannot reach (a grpc-js that changed its call
    * object): counted through a wrapper instead, which sees its end as onCancel.
    */
-  #wrapped (method: ServerMethodDefinition<unknown, unknown>, call: ServerInterceptingCallInterface): ServerInterceptingCall {
-    const key = {}
-    const open: OpenCall = { path: method.path, kind: kindOf(method), at: Date.now(), call }
-    this.#begin(key, open)
+  #wrapped (method: Method, call: ServerInterceptingCallInterface): ServerInterceptingCall {
+    const key: Keyed = {}
+    const at = this.#begin(method, call, key)
+    const end = method.responseStream ? this.#onStreamingClose : this.#onClose
     return new ServerInterceptingCall(call, {
       ...this.#marker,
       start: (next) => {
         next({
-          onReceiveMetadata: (metadata, next) => { this.#seen(metadata, open.at); next(metadata) },
-          onCancel: () => { this.#end(key) }
+          onReceiveMetadata: (metadata, next) => { this.#seen(metadata, at); next(metadata) },
+          onCancel: () => { end.call(key) }
         })
       }
     })
   }
 
-  #begin (key: object, open: OpenCall): void {
+  /** Counts a call in flight until `key` ends it; returns its (coarse) start time. */
+  #begin (method: Method, call: ServerInterceptingCallInterface, key: Keyed): number {
+    const at = coarseNow()
     this.#inflight.start()
-    this.#open.set(key, open)
-    if (open.kind === 'server streaming' || open.kind === 'bidi') this.#streams++
-  }
-
-  #end (key: object): void {
-    const open = this.#open.get(key)
-    if (open === undefined) return
-    this.#open.delete(key)
-    if (open.kind === 'server streaming' || open.kind === 'bidi') this.#streams--
-    this.#inflight.end()
+    key[kSlot] = this.#open.start(call, method, key, at, 0)
+    if (method.responseStream) this.#streams++
+    return at
   }
 
   #seen (metadata: Metadata, at: number): void {
     const tracker = this.#tracker
     if (tracker === undefined) return
     const id = consumerId(metadata)
-    tracker.seen(id, at)
-    if (this.marking !== null) tracker.told(id, at)
+    // The coarse clock runs up to COARSE_MS behind: its far end errs towards the full window (as on HTTP).
+    const stamp = at + COARSE_MS
+    tracker.seen(id, stamp)
+    if (this.marking !== null) tracker.told(id, stamp)
   }
 }

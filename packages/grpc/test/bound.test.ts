@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import * as grpc from '@grpc/grpc-js'
 import type { GoingAway } from '@lameduck/grpc'
-import { startGrpc, until, type Msg } from './helpers.ts'
+import { runCall, startGrpc, until, type Msg } from './helpers.ts'
 
 /** A stream of `kind` the client keeps open: it never half-closes, whatever the server says. */
 function holdOpen (client: Record<string, any>, kind: 'server streaming' | 'bidi'): { messages: Msg[], status: Promise<grpc.StatusObject> } {
@@ -38,6 +38,20 @@ for (const kind of ['server streaming', 'bidi'] as const) {
     assert.equal(events[0]?.upgraded, 1, 'the open stream is counted as long-lived')
     assert.equal(lameduck.lifecycle.lastReport?.inflightAtEnd, 0)
     assert.equal(s.log.lines.find((l) => l.msg.includes('cutting')), undefined)
+  })
+
+  test(`${kind}: a stream that ended is no longer counted as long-lived`, async (t) => {
+    const s = await startGrpc()
+    t.after(() => s.stop())
+    const lameduck = s.lameduck!
+    const events: GoingAway[] = []
+    lameduck.on('goingAway', (e) => { events.push(e) })
+    await until(() => lameduck.state === 'serving', 'serving')
+    const done = await runCall(s.client(), kind)
+    assert.equal(done.code, grpc.status.OK)
+    await until(() => lameduck.lifecycle.inflight.count === 0, 'the call to end')
+    await lameduck.shutdown()
+    assert.equal(events[0]?.upgraded, 0)
   })
 
   test(`${kind}: a client that ignores GOAWAY is cut at the bound, and the log names its call`, async (t) => {

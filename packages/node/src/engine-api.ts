@@ -11,3 +11,4 @@ export type { AttachOptions, LameduckOptions, ResolvedOptions } from './options.
 export type { ConnectionStats } from './connections.ts'
 export type { GoingAway, HandleEvents, LameduckHandle } from './handle.ts'
 export { COARSE_MS, coarseNow } from './coarse-clock.ts'
+export { OpenRequests } from './open-requests.ts'

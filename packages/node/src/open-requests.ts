@@ -50,10 +50,10 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
   }
 
   /** Calls `fn` for each open request (in no particular order). */
-  forEach (fn: (request: R, carrier: K, connection: C, stamp: number) => void): void {
+  forEach (fn: (request: R, carrier: K, connection: C, stamp: number, at: number) => void): void {
     for (let i = 0; i < this.#requests.length; i++) {
       const r = this.#requests[i]
-      if (r !== undefined) fn(r, this.#carriers[i]!, this.#connections[i]!, this.#stamps[i]!)
+      if (r !== undefined) fn(r, this.#carriers[i]!, this.#connections[i]!, this.#stamps[i]!, this.#startedAt[i]!)
     }
   }
 }
