@@ -1,5 +1,5 @@
-import { EventEmitter } from 'node:events'
 import { retry } from './backoff.ts'
+import { Emitter } from './emitter.ts'
 import { sleep, systemClock, type Clock } from './clock.ts'
 import { ClosingError, InvalidOptionError, InvalidTransitionError, NotStartedError, TimeoutError } from './errors.ts'
 import { InFlightTracker } from './inflight.ts'
@@ -23,7 +23,7 @@ import { evidenceStatus } from './window-evidence.ts'
  * deregisters, serves through the propagation window, drains the sidecar and
  * in-flight requests. Framework-free; the Fastify plugin wires HTTP to it.
  */
-export class Lifecycle extends EventEmitter<LifecycleEvents> {
+export class Lifecycle extends Emitter<LifecycleEvents> {
   readonly options: ResolvedLifecycleOptions
   readonly window: PropagationWindow
   readonly inflight: InFlightTracker

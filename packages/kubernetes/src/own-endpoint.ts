@@ -2,9 +2,8 @@
 // when the control plane has marked it terminating (or removed it), so the drain can count the
 // endpoint-propagation term from evidence instead of a fixed guess. Without API access it says
 // so once ('unavailable') and the caller keeps its preset.
-import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
-import { InvalidOptionError, record, show } from '@lameduck/core'
+import { Emitter, InvalidOptionError, record, show } from '@lameduck/core'
 import { ApiClient } from './api-client.ts'
 import { connect } from './connect.ts'
 import type { ParsedSlice } from './endpoint-slices.ts'
@@ -44,7 +43,7 @@ export interface OwnEndpointEvents {
   recovered: []
 }
 
-export class OwnEndpointObserver extends EventEmitter<OwnEndpointEvents> {
+export class OwnEndpointObserver extends Emitter<OwnEndpointEvents> {
   readonly pod: string
   readonly podIP: string | undefined
   readonly #watch: SliceWatch

@@ -1,5 +1,4 @@
-import { EventEmitter } from 'node:events'
-import { attachObservers, buildStatus, ConsumerTracker, redactedErrorCopy, InFlightTracker, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger, type StateChange } from '@lameduck/core'
+import { attachObservers, buildStatus, ConsumerTracker, Emitter, redactedErrorCopy, InFlightTracker, isLeaving, Lifecycle, type LifecycleEvents, type LifecycleStatus, type Logger, type StateChange } from '@lameduck/core'
 import { lifecycleBackend } from './admin-actions.ts'
 import type { ConnectionStats } from './connections.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
@@ -81,7 +80,7 @@ export class Engine implements TransportHost {
   readonly inflight: InFlightTracker
   readonly tracker: ConsumerTracker | undefined
   readonly transport: Transport
-  readonly events = new EventEmitter<{ goingAway: [GoingAway] }>()
+  readonly events = new Emitter<{ goingAway: [GoingAway] }>()
   readonly handle: LameduckHandle
   readonly metrics: Metrics
   admin: AdminServer | null = null

@@ -10,3 +10,11 @@ test('attach() on a node:http server loads no part of Node the app does not use 
   assert.ok(out.loaded.includes('NativeModule http'), `the check sees what the app loads (got ${out.loaded.length} modules)`)
   assert.deepEqual(out.unwanted, [], `loaded by the engine: ${out.unwanted.join(', ')}`)
 })
+
+// V8 compiles the caches of EventEmitter's constructor, which every request's IncomingMessage and
+// ServerResponse run, for the few shapes its first calls see: two more emitters at start-up cost a
+// hello world ~700 instructions per request (core's emitter.ts). The engine constructs only its admin listener.
+test('attach() constructs no EventEmitter but its admin listener (a node:http Server)', async () => {
+  const out = await builtinsLoadedBy<{ loaded: string[], emitters: string[] }>(new URL('./fixtures/footprint-app.ts', import.meta.url))
+  assert.deepEqual(out.emitters, ['Server'])
+})
