@@ -8,7 +8,16 @@
  * A slot table, not a Map keyed by request: a Map's churn (an entry per request,
  * rehashed as deleted entries pile up) cost about 1.5 µs per request in allocation
  * and GC on a hello-world server; a slot reused from a free list is a few array writes.
+ *
+ * A request may be ended two ways: by end(), from a listener on its carrier, or by
+ * sweep(), which asks each carrier whether it is done. Sweeping is what lets a
+ * transport count a request without a listener on it (a 'close' listener cost more
+ * than everything else the engine does per HTTP/1 request); sweep() frees nothing
+ * that has a listener, as the transport's `ended` says.
  */
+/** The smallest table a sweep is due at: done requests are held for at most about this many starts. */
+const SWEEP_MIN = 8
+
 export class OpenRequests<R extends object, K extends object, C extends object> {
   readonly #requests: Array<R | undefined> = []
   readonly #carriers: Array<K | undefined> = []
@@ -16,6 +25,8 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
   readonly #startedAt: number[] = []
   readonly #stamps: number[] = []
   readonly #free: number[] = []
+  /** The table size at which a sweep is due (when no slot is free). */
+  #sweepAt = SWEEP_MIN
 
   /** Records a request; returns its slot, for end(). */
   start (request: R, carrier: K, connection: C, at: number, stamp: number): number {
@@ -39,6 +50,27 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
     return c
   }
 
+  /**
+   * Whether a sweep is due before the next start(): no free slot, and the table
+   * at its sweep size. Sweeping when the table is full, and letting it grow to twice
+   * what a sweep leaves open, makes a sweep cost O(1) per request; done requests are
+   * held until then, which is few of them while few are open.
+   */
+  get due (): boolean { return this.#free.length === 0 && this.#requests.length >= this.#sweepAt }
+
+  /** Ends every request whose carrier `ended` says is done, handing its connection to `onEnd`. */
+  sweep (ended: (carrier: K) => boolean, onEnd: (connection: C) => void): void {
+    let open = 0
+    const carriers = this.#carriers
+    for (let i = 0; i < carriers.length; i++) {
+      const k = carriers[i]
+      if (k === undefined) continue
+      if (!ended(k)) { open++; continue }
+      onEnd(this.end(i)!)
+    }
+    this.#sweepAt = Math.max(SWEEP_MIN, 2 * open)
+  }
+
   /** [request, started at] for each open request, oldest first. */
   list (): Array<[R, number]> {
     const out: Array<[R, number]> = []
@@ -50,10 +82,10 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
   }
 
   /** Calls `fn` for each open request (in no particular order). */
-  forEach (fn: (request: R, carrier: K, connection: C, stamp: number, at: number) => void): void {
+  forEach (fn: (request: R, carrier: K, connection: C, stamp: number, at: number, slot: number) => void): void {
     for (let i = 0; i < this.#requests.length; i++) {
       const r = this.#requests[i]
-      if (r !== undefined) fn(r, this.#carriers[i]!, this.#connections[i]!, this.#stamps[i]!, this.#startedAt[i]!)
+      if (r !== undefined) fn(r, this.#carriers[i]!, this.#connections[i]!, this.#stamps[i]!, this.#startedAt[i]!, i)
     }
   }
 }

@@ -71,7 +71,9 @@ function headerId (headers: IncomingHttpHeaders): string | undefined {
 
 /**
  * Per-request work, kept to counters on the hot path: in-flight and the open
- * table; while leaving, also the connection's busy count and stamp (symbol-keyed
+ * table. While serving, an HTTP/1 request is counted without a listener: the
+ * table is swept for done responses when it fills, and before the count is read
+ * (the drain gives each open one a 'close' listener as it starts). While leaving, also the connection's busy count and stamp (symbol-keyed
  * properties on Node's sockets, so not paid while serving) and the drain marks.
  * HTTP/1 gets `connection: close` on the last request read on its socket (so
  * pipelined requests already read all get their answer); HTTP/2 gets a
@@ -92,8 +94,10 @@ export class RequestHook {
   /** The probe routes: not consumer traffic, so not tracked (null: no such route). */
   readonly #readyPath: string | null
   readonly #livePath: string | null
-  /** The 'close' listener of every request: one function, not a closure per request. */
+  /** The 'close' listener of a request counted with one: one function, not a closure per request. */
   readonly #end: (this: Carrier) => void
+  /** Ends the requests counted without a listener whose response is done. */
+  readonly #sweep: () => void
 
   constructor (ctx: RequestHookContext) {
     this.#ctx = ctx
@@ -110,6 +114,10 @@ export class RequestHook {
       inflight.end()
       if (hook.#marking !== null) c[kBusy] = (c[kBusy] ?? 1) - 1
     }
+    // Only requests read while serving are swept, and the connections' busy counts leave those out.
+    const swept = (): void => { inflight.end() }
+    this.#sweep = () => { open.sweep(sweptEnded, swept) }
+    inflight.settleWith(this.#sweep)
   }
 
   /**
@@ -121,6 +129,13 @@ export class RequestHook {
     const was = this.#marking
     this.#marking = state
     if (state !== null && was === null) {
+      // Requests counted without a listener while serving get one now: the drain waits for each end.
+      this.#sweep()
+      this.#open.forEach((_request, carrier, _c, _stamp, _at, slot) => {
+        if (carrier[kSlot] !== undefined) return
+        carrier[kSlot] = slot
+        carrier.on('close', this.#end)
+      })
       // The connections' counters are kept only while leaving (the idle sweep and the close after
       // the drain read them; serving, nothing does): taken up from the open requests here.
       this.#open.forEach((_request, _carrier, c) => { c[kBusy] = 0 })
@@ -133,12 +148,15 @@ export class RequestHook {
   }
 
   /** Requests in flight now with their start time, for logs that name what a bound cut. */
-  inflightRequests (): Array<[OpenRequest, number]> { return this.#open.list() }
+  inflightRequests (): Array<[OpenRequest, number]> {
+    this.#sweep()
+    return this.#open.list()
+  }
 
   onRequest (req: Req, res: Res): Verdict {
     const c = connectionOf(req)
-    const at = this.#begin(req, c, res)
     const marking = this.#marking
+    const at = this.#begin(req, c, res, marking === null && req.httpVersionMajor !== 2)
     if (marking !== null) {
       res.setHeader(STATE_HEADER, marking)
       if (req.httpVersionMajor === 2) goAway(c, res); else closeAfter(res, c)
@@ -154,7 +172,7 @@ export class RequestHook {
 
   onStream (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Verdict {
     const c = stream.session as Connection
-    const at = this.#begin(headers, c, stream)
+    const at = this.#begin(headers, c, stream, false)
     const marking = this.#marking
     if (marking !== null) {
       markStream(stream, marking)
@@ -167,13 +185,23 @@ export class RequestHook {
     return PASS
   }
 
-  /** Counts a request in flight on `c` until its carrier closes; returns its (coarse) start time. */
-  #begin (request: OpenRequest, c: Connection, carrier: Carrier): number {
+  /**
+   * Counts a request in flight on `c` until its carrier closes; returns its (coarse) start time.
+   * `lazy` (an HTTP/1 response while serving): no 'close' listener, and no property on the
+   * response; a sweep ends it once the response says it is done.
+   */
+  #begin (request: OpenRequest, c: Connection, carrier: Carrier, lazy: boolean): number {
     const { inflight } = this.#ctx
+    const open = this.#open
     const at = coarseNow()
     inflight.start()
     const stamp = inflight.total
-    carrier[kSlot] = this.#open.start(request, carrier, c, at, stamp)
+    if (lazy) {
+      if (open.due) this.#sweep()
+      open.start(request, carrier, c, at, stamp)
+      return at
+    }
+    carrier[kSlot] = open.start(request, carrier, c, at, stamp)
     if (this.#marking !== null) {
       // `??`: a connection accepted before attach() was never given the counters.
       c[kBusy] = (c[kBusy] ?? 0) + 1
@@ -203,6 +231,16 @@ export class RequestHook {
     if (paths === null || (method !== 'GET' && method !== 'HEAD')) return null
     return isPath(url, paths.ready) ? 'ready' : isPath(url, paths.live) ? 'live' : null
   }
+}
+
+/**
+ * Whether a request counted without a listener is done: its HTTP/1 response is
+ * `destroyed` once closed (Node sets it as it emits 'close', after the response
+ * or when the connection drops) or destroyed by the app. One with a listener
+ * (a slot on it) is ended by that listener alone.
+ */
+function sweptEnded (carrier: Carrier): boolean {
+  return carrier[kSlot] === undefined && (carrier as ServerResponse).destroyed
 }
 
 /**

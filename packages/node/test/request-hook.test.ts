@@ -49,9 +49,10 @@ test('the consumer tracker never gets a stamp earlier than the request: a consum
     mock.timers.tick(COARSE_MS - 1)
     const arrival = Date.now() // 2_000_009: this request arrives with the cached stamp 9 ms behind it
     const req = { httpVersionMajor: 1, socket: {}, url: '/orders', method: 'GET', rawHeaders: ['host', 'x', 'x-lameduck-consumer', 'orders-client-1'] }
-    const res = Object.assign(new EventEmitter(), { setHeader () {} })
+    const res = Object.assign(new EventEmitter(), { setHeader () {}, destroyed: false })
     assert.equal(hook.onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse), PASS)
     assert.equal(tracker.describe(arrival + windowMs - 1).consumersInWindow, 1, 'still within the window of its arrival')
+    res.destroyed = true // as Node does as it emits 'close'
     res.emit('close')
     assert.equal(inflight.count, 0)
     tracker.begin(arrival)
