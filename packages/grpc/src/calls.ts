@@ -34,9 +34,18 @@ function withState (metadata: Metadata | null | undefined, state: string): Metad
  */
 interface BaseCallLike { stream: Keyed & { on(event: 'close', listener: () => void): unknown }, metadata: Metadata }
 
-/** The call's slot in the open-call table, on what ends it (its HTTP/2 stream): no closure per call. */
+/** The call's slot in the open-call table, on what ends it (its HTTP/2 stream), once it has a listener: no closure per call. */
 const kSlot = Symbol('lameduck.grpc.slot')
-interface Keyed { [kSlot]?: number }
+interface Keyed { [kSlot]?: number, destroyed?: boolean, on?: (event: 'close', listener: () => void) => unknown }
+
+/**
+ * Whether a call counted without a listener is done: its HTTP/2 stream is
+ * destroyed once it closed (a status sent or a cancellation). One with a listener
+ * (a slot on its stream) is ended by that listener alone.
+ */
+function sweptEnded (_method: Method, key: Keyed): boolean {
+  return key[kSlot] === undefined && key.destroyed === true
+}
 type Method = ServerMethodDefinition<unknown, unknown>
 
 function baseOf (call: ServerInterceptingCallInterface): BaseCallLike | null {
@@ -57,7 +66,10 @@ function baseOf (call: ServerInterceptingCallInterface): BaseCallLike | null {
  * reads the call while serving (its stream and metadata: no wrapper, so no
  * per-message cost); while draining it wraps the call so the response's metadata
  * carries the lifecycle state (headers, and trailers for a call answered with a
- * status only). A call that began before the drain answers unmarked: the next
+ * status only). While serving, a call is counted without a listener on its stream
+ * (as attach() counts HTTP/1 requests): the table is swept for destroyed streams
+ * when it fills and before a count is read, and the drain gives each open call
+ * its 'close' listener as it starts. A call that began before the drain answers unmarked: the next
  * one is told. The consumer id in the call's metadata feeds earlyOffline, as on
  * HTTP. The health service's own calls are neither counted nor tracked: they are probes.
  *
@@ -74,9 +86,10 @@ export class CallTable {
   readonly #onStreamingClose: (this: Keyed) => void
   /** The responder of a marked call, shared: it reads the state when the call answers. */
   readonly #marker: Responder
+  /** Ends the calls counted without a listener whose stream is done. */
+  readonly #sweep: () => void
   #streams = 0
-  /** The state to announce (draining, offline, ...), or null while serving. */
-  marking: string | null = null
+  #marking: string | null = null
 
   constructor (inflight: InFlightTracker, tracker: ConsumerTracker | undefined) {
     this.#inflight = inflight
@@ -90,16 +103,45 @@ export class CallTable {
       inflight.end()
     }
     this.#marker = {
-      sendMetadata: (metadata, next) => { next(this.marking === null ? metadata : withState(metadata, this.marking)) },
-      sendStatus: (status, next) => { next(this.marking === null ? status : { ...status, metadata: withState(status.metadata, this.marking) } as StatusObject) }
+      sendMetadata: (metadata, next) => { next(this.#marking === null ? metadata : withState(metadata, this.#marking)) },
+      sendStatus: (status, next) => { next(this.#marking === null ? status : { ...status, metadata: withState(status.metadata, this.#marking) } as StatusObject) }
     }
+    const swept = (_key: Keyed, method: Method): void => {
+      if (method.responseStream) table.#streams--
+      inflight.end()
+    }
+    this.#sweep = () => { open.sweep(sweptEnded, swept) }
+    inflight.settleWith(this.#sweep)
+  }
+
+  /** The state to announce (draining, offline, ...), or null while serving. */
+  get marking (): string | null { return this.#marking }
+
+  /**
+   * Sets the state to announce. Leaving serving, every call counted without a
+   * listener gets one: the drain waits for its end, and 'goingAway' counts its stream.
+   */
+  mark (state: string | null): void {
+    const was = this.#marking
+    this.#marking = state
+    if (state === null || was !== null) return
+    this.#sweep()
+    this.#open.forEach((_call, method, key, _stamp, _at, slot) => {
+      if (key[kSlot] !== undefined) return
+      key[kSlot] = slot
+      key.on!('close', method.responseStream ? this.#onStreamingClose : this.#onClose)
+    })
   }
 
   /** Open calls that stream responses (server streaming and bidi): what 'goingAway' asks the app to end. */
-  get streams (): number { return this.#streams }
+  get streams (): number {
+    this.#sweep()
+    return this.#streams
+  }
 
   /** Open calls, oldest first. */
   list (): Array<{ path: string, kind: CallKind, at: number, peer: string }> {
+    this.#sweep()
     const out: Array<{ path: string, kind: CallKind, at: number, peer: string }> = []
     this.#open.forEach((call, method, _key, _stamp, at) => { out.push({ path: method.path, kind: kindOf(method), at, peer: call.getPeer() }) })
     return out.sort((a, b) => a.at - b.at)
@@ -125,10 +167,17 @@ export class CallTable {
     const base = baseOf(call)
     if (base === null) return this.#wrapped(method, call)
     const stream = base.stream
+    const marking = this.#marking
+    if (marking === null) {
+      if (this.#open.due) this.#sweep()
+      const at = this.#count(method, call, stream)
+      if (this.#tracker !== undefined) this.#seen(base.metadata, at)
+      return call as ServerInterceptingCall
+    }
     const at = this.#begin(method, call, stream)
     stream.on('close', method.responseStream ? this.#onStreamingClose : this.#onClose)
     if (this.#tracker !== undefined) this.#seen(base.metadata, at)
-    return this.marking === null ? call as ServerInterceptingCall : this.#marked(call)
+    return this.#marked(call)
   }
 
   /** The response's metadata carries the state: headers, and the trailers of a status-only answer. */
@@ -155,11 +204,20 @@ export class CallTable {
     })
   }
 
-  /** Counts a call in flight until `key` ends it; returns its (coarse) start time. */
+  /** Counts a call in flight until `key` ends it (through its listener); returns its (coarse) start time. */
   #begin (method: Method, call: ServerInterceptingCallInterface, key: Keyed): number {
     const at = coarseNow()
     this.#inflight.start()
     key[kSlot] = this.#open.start(call, method, key, at, 0)
+    if (method.responseStream) this.#streams++
+    return at
+  }
+
+  /** Counts a call in flight until a sweep finds its stream destroyed: nothing written on the stream. */
+  #count (method: Method, call: ServerInterceptingCallInterface, stream: Keyed): number {
+    const at = coarseNow()
+    this.#inflight.start()
+    this.#open.start(call, method, stream, at, 0)
     if (method.responseStream) this.#streams++
     return at
   }
@@ -171,6 +229,6 @@ export class CallTable {
     // The coarse clock runs up to COARSE_MS behind: its far end errs towards the full window (as on HTTP).
     const stamp = at + COARSE_MS
     tracker.seen(id, stamp)
-    if (this.marking !== null) tracker.told(id, stamp)
+    if (this.#marking !== null) tracker.told(id, stamp)
   }
 }

@@ -86,7 +86,7 @@ export class GrpcTransport implements Transport {
   describeInflight (): string { return this.calls.describe() }
 
   onState (change: StateChange): void {
-    this.calls.marking = isLeaving(change.to) ? change.to : null
+    this.calls.mark(isLeaving(change.to) ? change.to : null)
     // Back online (/online after an offline): new connections stay.
     if (change.to === 'serving') this.#toldToGo = false
     this.health?.changed()

@@ -58,15 +58,18 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
    */
   get due (): boolean { return this.#free.length === 0 && this.#requests.length >= this.#sweepAt }
 
-  /** Ends every request whose carrier `ended` says is done, handing its connection to `onEnd`. */
-  sweep (ended: (carrier: K) => boolean, onEnd: (connection: C) => void): void {
+  /** Ends every request that `ended` says is done (asked of its carrier and connection), handing both to `onEnd`. */
+  sweep (ended: (carrier: K, connection: C) => boolean, onEnd: (connection: C, carrier: K) => void): void {
     let open = 0
     const carriers = this.#carriers
+    const connections = this.#connections
     for (let i = 0; i < carriers.length; i++) {
       const k = carriers[i]
       if (k === undefined) continue
-      if (!ended(k)) { open++; continue }
-      onEnd(this.end(i)!)
+      const c = connections[i]!
+      if (!ended(k, c)) { open++; continue }
+      this.end(i)
+      onEnd(c, k)
     }
     this.#sweepAt = Math.max(SWEEP_MIN, 2 * open)
   }
