@@ -80,7 +80,7 @@ export class CallTable {
   readonly #inflight: InFlightTracker
   readonly #tracker: ConsumerTracker | undefined
   /** The call (for its peer), its method (path and kind) and what ends it. */
-  readonly #open = new OpenRequests<ServerInterceptingCallInterface, Method, Keyed>()
+  readonly #open: OpenRequests<ServerInterceptingCallInterface, Method, Keyed>
   /** The 'close' listeners (`this` is the stream), one for calls that stream responses (counted in `streams`). */
   readonly #onClose: (this: Keyed) => void
   readonly #onStreamingClose: (this: Keyed) => void
@@ -94,9 +94,15 @@ export class CallTable {
   constructor (inflight: InFlightTracker, tracker: ConsumerTracker | undefined) {
     this.#inflight = inflight
     this.#tracker = tracker
-    const open = this.#open
-    this.#onClose = function (this: Keyed) { if (open.end(this[kSlot]!) !== undefined) inflight.end() }
     const table = this
+    const open = this.#open = new OpenRequests<ServerInterceptingCallInterface, Method, Keyed>({
+      ended: sweptEnded,
+      onEnd: (_key, method) => {
+        if (method.responseStream) table.#streams--
+        inflight.end()
+      }
+    })
+    this.#onClose = function (this: Keyed) { if (open.end(this[kSlot]!) !== undefined) inflight.end() }
     this.#onStreamingClose = function (this: Keyed) {
       if (open.end(this[kSlot]!) === undefined) return
       table.#streams--
@@ -106,11 +112,7 @@ export class CallTable {
       sendMetadata: (metadata, next) => { next(this.#marking === null ? metadata : withState(metadata, this.#marking)) },
       sendStatus: (status, next) => { next(this.#marking === null ? status : { ...status, metadata: withState(status.metadata, this.#marking) } as StatusObject) }
     }
-    const swept = (_key: Keyed, method: Method): void => {
-      if (method.responseStream) table.#streams--
-      inflight.end()
-    }
-    this.#sweep = () => { open.sweep(sweptEnded, swept) }
+    this.#sweep = () => { open.sweep() }
     inflight.settleWith(this.#sweep)
   }
 
@@ -169,7 +171,6 @@ export class CallTable {
     const stream = base.stream
     const marking = this.#marking
     if (marking === null) {
-      if (this.#open.due) this.#sweep()
       const at = this.#count(method, call, stream)
       if (this.#tracker !== undefined) this.#seen(base.metadata, at)
       return call as ServerInterceptingCall
@@ -217,7 +218,7 @@ export class CallTable {
   #count (method: Method, call: ServerInterceptingCallInterface, stream: Keyed): number {
     const at = coarseNow()
     this.#inflight.start()
-    this.#open.start(call, method, stream, at, 0)
+    this.#open.counted(call, method, stream, at, 0)
     if (method.responseStream) this.#streams++
     return at
   }

@@ -17,6 +17,16 @@
  */
 /** The smallest table a sweep is due at: done requests are held for at most about this many starts. */
 const SWEEP_MIN = 8
+/** While requests counted without a listener are open, a sweep also runs this often (ms). */
+const SWEEP_IDLE_MS = 1_000
+
+/** How a transport that counts requests without a listener tells which are done, and hears of their end. */
+export interface Sweeper<K, C> {
+  /** Whether the request on `carrier` and `connection` is done; false for one a listener will end. */
+  ended: (carrier: K, connection: C) => boolean
+  /** A done request, freed by a sweep. */
+  onEnd: (connection: C, carrier: K) => void
+}
 
 export class OpenRequests<R extends object, K extends object, C extends object> {
   readonly #requests: Array<R | undefined> = []
@@ -25,8 +35,20 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
   readonly #startedAt: number[] = []
   readonly #stamps: number[] = []
   readonly #free: number[] = []
+  readonly #sweeper: Sweeper<K, C> | undefined
   /** The table size at which a sweep is due (when no slot is free). */
   #sweepAt = SWEEP_MIN
+  /** The idle sweep: after a burst the server may go quiet, and a done request must not be held until the next one. */
+  #timer: ReturnType<typeof setTimeout> | undefined
+  readonly #tick = (): void => {
+    this.#timer = undefined
+    if (this.sweep() > 0) this.#sweepLater()
+  }
+
+  /** `sweeper`: for counted(), requests whose end no listener reports. */
+  constructor (sweeper?: Sweeper<K, C>) {
+    this.#sweeper = sweeper
+  }
 
   /** Records a request; returns its slot, for end(). */
   start (request: R, carrier: K, connection: C, at: number, stamp: number): number {
@@ -51,15 +73,21 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
   }
 
   /**
-   * Whether a sweep is due before the next start(): no free slot, and the table
-   * at its sweep size. Sweeping when the table is full, and letting it grow to twice
-   * what a sweep leaves open, makes a sweep cost O(1) per request; done requests are
-   * held until then, which is few of them while few are open.
+   * Records a request that no listener will end: the sweeper's `ended` says when
+   * it is done. Sweeps when the table is full, and lets it grow to twice what a
+   * sweep leaves open, so a sweep costs O(1) per request; done requests are held
+   * until then (few while few are open), or for at most SWEEP_IDLE_MS on a quiet server.
    */
-  get due (): boolean { return this.#free.length === 0 && this.#requests.length >= this.#sweepAt }
+  counted (request: R, carrier: K, connection: C, at: number, stamp: number): void {
+    if (this.#free.length === 0 && this.#requests.length >= this.#sweepAt) this.sweep()
+    this.start(request, carrier, connection, at, stamp)
+    if (this.#timer === undefined) this.#sweepLater()
+  }
 
-  /** Ends every request that `ended` says is done (asked of its carrier and connection), handing both to `onEnd`. */
-  sweep (ended: (carrier: K, connection: C) => boolean, onEnd: (connection: C, carrier: K) => void): void {
+  /** Ends every request the sweeper says is done, handing each to its onEnd; returns how many stay open. */
+  sweep (): number {
+    const sweeper = this.#sweeper
+    if (sweeper === undefined) return 0
     let open = 0
     const carriers = this.#carriers
     const connections = this.#connections
@@ -67,11 +95,18 @@ export class OpenRequests<R extends object, K extends object, C extends object> 
       const k = carriers[i]
       if (k === undefined) continue
       const c = connections[i]!
-      if (!ended(k, c)) { open++; continue }
+      if (!sweeper.ended(k, c)) { open++; continue }
       this.end(i)
-      onEnd(c, k)
+      sweeper.onEnd(c, k)
     }
     this.#sweepAt = Math.max(SWEEP_MIN, 2 * open)
+    return open
+  }
+
+  #sweepLater (): void {
+    this.#timer = setTimeout(this.#tick, SWEEP_IDLE_MS)
+    // unref: never what keeps the process alive (optional: fake timers may not have it).
+    this.#timer.unref?.()
   }
 
   /** [request, started at] for each open request, oldest first. */

@@ -87,7 +87,7 @@ function headerId (headers: IncomingHttpHeaders): string | undefined {
  */
 export class RequestHook {
   #marking: string | null = null
-  readonly #open = new OpenRequests<OpenRequest, Carrier, Connection>()
+  readonly #open: OpenRequests<OpenRequest, Carrier, Connection>
   readonly #ctx: RequestHookContext
   readonly #probePaths: { ready: string, live: string } | null
   readonly #tracker: ConsumerTracker | undefined
@@ -106,7 +106,8 @@ export class RequestHook {
     this.#readyPath = ctx.routes === false ? null : ctx.routes.ready
     this.#livePath = ctx.routes === false ? null : ctx.routes.live
     const { inflight } = ctx
-    const open = this.#open
+    // Only requests read while serving are swept, and the connections' busy counts leave those out.
+    const open = this.#open = new OpenRequests<OpenRequest, Carrier, Connection>({ ended: sweptEnded, onEnd: () => { inflight.end() } })
     const hook = this
     this.#end = function endRequest (this: Carrier): void {
       const c = open.end(this[kSlot]!)
@@ -114,9 +115,7 @@ export class RequestHook {
       inflight.end()
       if (hook.#marking !== null) c[kBusy] = (c[kBusy] ?? 1) - 1
     }
-    // Only requests read while serving are swept, and the connections' busy counts leave those out.
-    const swept = (): void => { inflight.end() }
-    this.#sweep = () => { open.sweep(sweptEnded, swept) }
+    this.#sweep = () => { open.sweep() }
     inflight.settleWith(this.#sweep)
   }
 
@@ -197,8 +196,7 @@ export class RequestHook {
     inflight.start()
     const stamp = inflight.total
     if (lazy) {
-      if (open.due) this.#sweep()
-      open.start(request, carrier, c, at, stamp)
+      open.counted(request, carrier, c, at, stamp)
       return at
     }
     carrier[kSlot] = open.start(request, carrier, c, at, stamp)

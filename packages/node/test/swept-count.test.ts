@@ -3,7 +3,7 @@
 // count to what a listener would say: whichever way a request ends (answered, the
 // app's destroy(), the client gone), across many sweeps; and a request counted
 // that way is still waited for by a drain that starts while it is open.
-import { test } from 'node:test'
+import { mock, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type ServerResponse } from 'node:http'
 import { Client } from 'undici'
@@ -91,22 +91,43 @@ test('HTTP/1: a request counted while serving holds the drain; it gets the drain
 })
 
 test('OpenRequests: a sweep ends only what is done, and is due when the table is full at twice what a sweep left open', () => {
-  const open = new OpenRequests<{ id: number }, { done: boolean }, { c: number }>()
+  const ended: Array<{ c: number }> = []
+  const open = new OpenRequests<{ id: number }, { done: boolean }, { c: number }>({ ended: (k) => k.done, onEnd: (c) => { ended.push(c) } })
   const conn = { c: 1 }
   const carriers: Array<{ done: boolean }> = []
-  const add = (): void => { const k = { done: false }; carriers.push(k); open.start({ id: carriers.length - 1 }, k, conn, 0, 0) }
-  for (let i = 0; i < 8; i++) { assert.equal(open.due, false, `not due with ${i} in the table`); add() }
-  assert.equal(open.due, true, 'eight in the table and no slot free')
+  const add = (): void => { const k = { done: false }; carriers.push(k); open.counted({ id: carriers.length - 1 }, k, conn, 0, 0) }
+  for (let i = 0; i < 8; i++) add()
   for (const k of carriers.slice(0, 6)) k.done = true
-  const ended: Array<{ c: number }> = []
-  open.sweep((k) => k.done, (c) => ended.push(c))
+  add() // the table full at eight: this start sweeps first
   assert.deepEqual(ended, Array(6).fill(conn), 'each done request handed over with its connection')
-  assert.deepEqual(open.list().map(([r]) => r.id), [6, 7])
-  assert.equal(open.due, false)
-  for (let i = 0; i < 6; i++) add()
-  assert.equal(open.due, true, 'the six freed slots taken again')
-  open.sweep((k) => k.done, (c) => ended.push(c))
-  assert.equal(ended.length, 6, 'nothing more was done')
-  for (let i = 8; i < 16; i++) { assert.equal(open.due, false, `eight open: the table grows to sixteen before the next sweep (${i})`); add() }
-  assert.equal(open.due, true)
+  assert.deepEqual(open.list().map(([r]) => r.id).sort(), [6, 7, 8])
+  for (let i = 0; i < 5; i++) add() // the five slots left free
+  assert.equal(ended.length, 6, 'no sweep while a slot was free')
+  add() // full again: a sweep finds nothing done, and the table may grow to sixteen
+  assert.equal(ended.length, 6)
+  for (const k of carriers) k.done = true
+  add()
+  assert.equal(ended.length, 6, 'eight open at that sweep: none is due before the table holds sixteen')
+  assert.equal(open.sweep(), 1, 'a sweep asked for directly ends the rest, all but the newest')
+  carriers.at(-1)!.done = true
+  assert.equal(open.sweep(), 0)
+  assert.equal(ended.length, carriers.length)
+})
+
+test('OpenRequests: a done request is not held on a quiet server: the idle sweep ends it', () => {
+  mock.timers.enable({ apis: ['setTimeout'] })
+  try {
+    let ended = 0
+    const open = new OpenRequests<object, { done: boolean }, object>({ ended: (k) => k.done, onEnd: () => { ended++ } })
+    const k = { done: false }
+    open.counted({}, k, {}, 0, 0)
+    mock.timers.tick(1_000)
+    assert.equal(ended, 0, 'still open at the first idle sweep')
+    k.done = true
+    mock.timers.tick(1_000)
+    assert.equal(ended, 1, 'ended by the next one, with no request or count read to trigger it')
+    assert.deepEqual(open.list(), [])
+  } finally {
+    mock.timers.reset()
+  }
 })
