@@ -7,21 +7,30 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runCall, startGrpc, unary, until, type Msg } from './helpers.ts'
 
-function upgraded (s: Awaited<ReturnType<typeof startGrpc>>): number {
+type Started = Awaited<ReturnType<typeof startGrpc>>
+
+function upgraded (s: Started): number {
   return (s.lameduck!.status() as { connections: { upgraded: number } }).connections.upgraded
 }
 
-test('gRPC while serving: the counts follow finished and cancelled calls across many sweeps', async (t) => {
-  const s = await startGrpc()
+/** A server with attachGrpc() serving, and a server stream of its that flows until cancelled or ended. */
+async function flowing (t: { after: (fn: () => Promise<void>) => void }, options: Parameters<typeof startGrpc>[0] = {}): Promise<{ s: Started, client: Record<string, any>, stream: { cancel(): void }, status: Promise<{ code: number }> }> {
+  const s = await startGrpc(options)
   t.after(() => s.stop())
-  const lameduck = s.lameduck!
-  await until(() => lameduck.state === 'serving', 'serving')
+  await until(() => s.lameduck!.state === 'serving', 'serving')
   const client = s.client()
   const messages: Msg[] = []
   const stream = client.ServerStream({ count: 0, ms: 20 })
   stream.on('data', (m: Msg) => { messages.push(m) })
   stream.on('error', () => {})
+  const status = new Promise<{ code: number }>((resolve) => stream.on('status', resolve))
   await until(() => messages.length > 0, 'the stream to flow')
+  return { s, client, stream, status }
+}
+
+test('gRPC while serving: the counts follow finished and cancelled calls across many sweeps', async (t) => {
+  const { s, client, stream } = await flowing(t)
+  const lameduck = s.lameduck!
   // Far more calls than the table's smallest sweep size: sweeps run with the stream open.
   for (let i = 0; i < 30; i++) await unary(client, { text: String(i) })
   assert.equal((await runCall(client, 'bidi', { ms: 0 })).code, 0)
@@ -33,17 +42,8 @@ test('gRPC while serving: the counts follow finished and cancelled calls across 
 })
 
 test('gRPC: a stream counted while serving holds the drain, and the in-flight wait ends with it', async (t) => {
-  const s = await startGrpc({ lameduck: { maxRequestMs: 10_000 } })
-  t.after(() => s.stop())
+  const { s, client, status } = await flowing(t, { lameduck: { maxRequestMs: 10_000 } })
   const lameduck = s.lameduck!
-  await until(() => lameduck.state === 'serving', 'serving')
-  const client = s.client()
-  const messages: Msg[] = []
-  const stream = client.ServerStream({ count: 0, ms: 20 })
-  stream.on('data', (m: Msg) => { messages.push(m) })
-  stream.on('error', () => {})
-  const status = new Promise<{ code: number }>((resolve) => stream.on('status', resolve))
-  await until(() => messages.length > 0, 'the stream to flow')
   for (let i = 0; i < 20; i++) await unary(client, { text: String(i) })
   let settled = false
   const offline = lameduck.offline({ reason: 'test' }).finally(() => { settled = true })
