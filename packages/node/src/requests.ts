@@ -72,9 +72,10 @@ function headerId (headers: IncomingHttpHeaders): string | undefined {
 /**
  * Per-request work, kept to counters on the hot path: in-flight and the open
  * table. While serving, an HTTP/1 request is counted without a listener: the
- * table is swept for done responses when it fills, and before the count is read
- * (the drain gives each open one a 'close' listener as it starts). While leaving, also the connection's busy count and stamp (symbol-keyed
- * properties on Node's sockets, so not paid while serving) and the drain marks.
+ * table is swept for done responses (OpenRequests.counted), and the drain gives
+ * each open one a 'close' listener as it starts. While leaving, also the
+ * connection's busy count and stamp (symbol-keyed properties on Node's sockets,
+ * so not paid while serving) and the drain marks.
  * HTTP/1 gets `connection: close` on the last request read on its socket (so
  * pipelined requests already read all get their answer); HTTP/2 gets a
  * graceful GOAWAY on its session with the response (a `connection` header is
