@@ -7,7 +7,7 @@
 //   node --conditions=@lameduck/source packages/grpc/bench/callgrind.ts [--profile]
 // --profile: one round, both sides' measured calls costed by function (the perf map names V8's JIT code).
 import { connect } from 'node:http2'
-import { diffTable, hasValgrind, instructionsPer, pairedCounts, profileDir, profiledCount, STEADY_GC_FLAGS } from '@lameduck/test-utils'
+import { diffTable, hasValgrind, instructionsPer, pairedCounts, profileDir, profiledCount, STEADY_GC_FLAGS, type OpenLoad } from '@lameduck/test-utils'
 import type { BenchMode } from './server.ts'
 
 export { hasValgrind }
@@ -22,10 +22,9 @@ const ROUNDS = Number(process.env.BENCH_CALLGRIND_ROUNDS ?? 3)
 const FRAME = Buffer.concat([Buffer.from([0, 0, 0, 0, 11]), Buffer.from('hello world')])
 const overhead = new URL('./overhead.ts', import.meta.url)
 
-/** `n` unary calls, 16 at a time on one connection. */
-async function calls (port: number, n: number): Promise<void> {
+/** Unary calls, 16 at a time on one connection: the warm-up's connection carries the measured calls too. */
+const unaryCalls: OpenLoad = (port) => {
   const session = connect(`http://127.0.0.1:${port}`)
-  let left = n
   const one = (): Promise<void> => new Promise((resolve, reject) => {
     const stream = session.request({ ':method': 'POST', ':path': '/bench.Echo/Echo', 'content-type': 'application/grpc', te: 'trailers' })
     let status: unknown
@@ -34,13 +33,18 @@ async function calls (port: number, n: number): Promise<void> {
     stream.on('close', () => status === '0' ? resolve() : reject(new Error(`grpc-status ${String(status)}`)))
     stream.end(FRAME)
   })
-  await Promise.all(Array.from({ length: 16 }, async () => { while (left-- > 0) await one() }))
-  session.close()
+  return {
+    run: async (n) => {
+      let left = n
+      await Promise.all(Array.from({ length: 16 }, async () => { while (left-- > 0) await one() }))
+    },
+    close: () => { session.close() }
+  }
 }
 
 /** Instructions per call of a server under callgrind: WARM calls, counters zeroed, MEASURED calls, counters read. */
 function perCall (mode: BenchMode): Promise<number> {
-  return instructionsPer(overhead, ['--serve', mode], calls, { warm: WARM, measured: MEASURED })
+  return instructionsPer(overhead, ['--serve', mode], unaryCalls, { warm: WARM, measured: MEASURED })
 }
 
 export interface CallgrindResult { bare: number, attached: number, ratio: number, rounds: Array<{ bare: number, attached: number }>, table: string, setup: string }
@@ -58,7 +62,7 @@ export async function benchCallgrind (): Promise<CallgrindResult> {
     '|---|---:|---:|---:|---:|---|',
     `| 11-byte echo | ${fmt(bare)} | ${fmt(attached)} | ${fmt(attached - bare)} | **${ratio.toFixed(3)}** | ${rounds.map((r) => `${fmt(r.bare)} / ${fmt(r.attached)}`).join('; ')} |`
   ].join('\n')
-  const setup = `valgrind --tool=callgrind on the server process, V8's GC schedule fixed (${STEADY_GC_FLAGS.join(' ')}, both sides); per side and round a fresh process: ${fmt(WARM)} calls, counters zeroed (callgrind_control -z), ${fmt(MEASURED)} calls, counters read (every thread), ÷ ${fmt(MEASURED)}; 16 calls at a time on one connection; the median of ${ROUNDS} rounds per side. Startup and JIT warm-up stay out, the garbage collection the calls cause stays in.`
+  const setup = `valgrind --tool=callgrind on the server process, V8's GC schedule fixed (${STEADY_GC_FLAGS.join(' ')}, both sides); per side and round a fresh process: ${fmt(WARM)} calls, counters zeroed (callgrind_control -z), ${fmt(MEASURED)} calls on the same connection, counters read (every thread), ÷ ${fmt(MEASURED)}; 16 calls at a time on one connection; the median of ${ROUNDS} rounds per side. Startup and JIT warm-up stay out, the garbage collection the calls cause stays in.`
   return { bare, attached, ratio, rounds, table, setup }
 }
 
@@ -68,7 +72,7 @@ if (import.meta.main) {
   } else {
     if (process.argv.includes('--profile')) {
       const dir = profileDir()
-      const [bare, attached] = await Promise.all((['bare', 'attach'] as const).map((mode) => profiledCount(overhead, ['--serve', mode], calls, { warm: WARM, measured: MEASURED, profile: dir })))
+      const [bare, attached] = await Promise.all((['bare', 'attach'] as const).map((mode) => profiledCount(overhead, ['--serve', mode], unaryCalls, { warm: WARM, measured: MEASURED, profile: dir })))
       const total = (p: { threads: number[] }): string => fmt(p.threads.reduce((a, b) => a + b, 0))
       console.log(`per call: bare ${total(bare!)} (main thread ${fmt(bare!.threads[0]!)}), attachGrpc ${total(attached!)} (main thread ${fmt(attached!.threads[0]!)})\n\n${diffTable('attachGrpc', attached!, 'bare', bare!)}\n\n(dumps: ${dir})`)
     } else {

@@ -5,9 +5,9 @@
 // A variant is [label, "<server>:<mode>", { ENV: value }]: LAMEDUCK_BENCH_ATTACH (JSON merged
 // into attach()'s options) and LAMEDUCK_BENCH_SECOND (another listener) are read by servers.ts.
 //   node --conditions=@lameduck/source packages/node/bench/callgrind-compare.ts '[["bare","node-http:bare-otel",{}],["attach","node-http:attach-otel",{}]]' [--profile] [--warm 30000] [--measured 6000] [--connections 8]
-import { Agent, request } from 'node:http'
 import { parseArgs } from 'node:util'
 import { diffTable, profileDir, profiledCount, type Profiled } from '@lameduck/test-utils'
+import { keepAliveGets } from './load.ts'
 
 type Variant = [label: string, server: string, env: Record<string, string>]
 
@@ -18,16 +18,6 @@ const { values, positionals } = parseArgs({
 const [WARM, MEASURED, CONNECTIONS] = [Number(values.warm), Number(values.measured), Number(values.connections)]
 const overhead = new URL('./overhead.ts', import.meta.url)
 
-async function requests (port: number, n: number): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  let left = n
-  const one = (): Promise<void> => new Promise((resolve, reject) => {
-    request({ port, host: '127.0.0.1', path: '/', agent }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject).end()
-  })
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => { while (left-- > 0) await one() }))
-  agent.destroy()
-}
-
 const variants = JSON.parse(positionals[0] ?? '[]') as Variant[]
 if (variants.length === 0) throw new Error('give the variants as JSON: [[label, "<server>:<mode>", { ENV: value }], ...]')
 const dir = values.profile ? profileDir() : undefined
@@ -35,7 +25,7 @@ const fmt = (n: number): string => Math.round(n).toLocaleString('en-US')
 const results: Profiled[] = []
 for (let i = 0; i < variants.length; i += 2) {
   const pair = variants.slice(i, i + 2)
-  const counts = await Promise.all(pair.map(([, server, env]) => profiledCount(overhead, ['--serve', server], requests, { warm: WARM, measured: MEASURED, env, ...(i === 0 && dir !== undefined ? { profile: dir } : {}) })))
+  const counts = await Promise.all(pair.map(([, server, env]) => profiledCount(overhead, ['--serve', server], keepAliveGets(CONNECTIONS), { warm: WARM, measured: MEASURED, env, ...(i === 0 && dir !== undefined ? { profile: dir } : {}) })))
   counts.forEach((c, j) => { console.log(`${pair[j]![0]}: ${fmt(c.threads.reduce((a, b) => a + b, 0))} per request (main thread ${fmt(c.threads[0]!)}, helpers ${c.threads.slice(1).map(fmt).join(' ')})`) })
   results.push(...counts)
 }

@@ -4,8 +4,8 @@
 // swings on a shared machine, and instructions do not swing. Per side: WARM requests,
 // counters zeroed, MEASURED requests, counters read (every thread), ÷ MEASURED.
 //   node --conditions=@lameduck/source packages/node/bench/callgrind.ts
-import { Agent, request } from 'node:http'
 import { hasValgrind, instructionsPer, pairedCounts, STEADY_GC_FLAGS } from '@lameduck/test-utils'
+import { keepAliveGets } from './load.ts'
 import type { Mode, ServerKind } from './servers.ts'
 
 // V8 still compiles and re-tiers Node's and the app's code long after start-up: after 3,000
@@ -20,22 +20,8 @@ const ROUNDS = Number(process.env.BENCH_CALLGRIND_ROUNDS ?? 3)
 const CONNECTIONS = 8
 const overhead = new URL('./overhead.ts', import.meta.url)
 
-/** `n` keep-alive GETs, one at a time on each of CONNECTIONS connections. */
-async function requests (port: number, n: number): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  let left = n
-  const one = (): Promise<void> => new Promise((resolve, reject) => {
-    request({ port, host: '127.0.0.1', path: '/', agent }, (res) => {
-      res.resume()
-      res.on('end', () => res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)))
-    }).on('error', reject).end()
-  })
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => { while (left-- > 0) await one() }))
-  agent.destroy()
-}
-
 function perRequest (kind: ServerKind, mode: Mode): Promise<number> {
-  return instructionsPer(overhead, ['--serve', `${kind}:${mode}`], requests, { warm: WARM, measured: MEASURED })
+  return instructionsPer(overhead, ['--serve', `${kind}:${mode}`], keepAliveGets(CONNECTIONS), { warm: WARM, measured: MEASURED })
 }
 
 export interface EngineCallgrind { table: string, setup: string, ratios: Record<string, number> }
@@ -58,7 +44,7 @@ export async function benchEngineCallgrind (rows = ROWS): Promise<EngineCallgrin
     ratios[row.label] = c.ratio
     lines.push(`| ${row.label} | ${fmt(bare)} | ${fmt(attached)} | ${fmt(attached - bare)} | **${c.ratio.toFixed(3)}** | ${c.bare.rounds.map((b, i) => `${fmt(b)} / ${fmt(c.attached.rounds[i]!)}`).join('; ')} |`)
   }
-  const setup = `valgrind --tool=callgrind on the server process (overhead.ts --serve), V8's GC schedule fixed (${STEADY_GC_FLAGS.join(' ')}, both sides); per side, ${WARM.toLocaleString('en-US')} keep-alive GETs on ${CONNECTIONS} connections, counters zeroed (callgrind_control -z), ${MEASURED.toLocaleString('en-US')} more, counters read (every thread), ÷ ${MEASURED.toLocaleString('en-US')}; a fresh process per side and round, the median of ${ROUNDS} rounds. "OTel SDK": both sides with the SDK registered (otel-sdk.ts), metrics collected at the SDK's default 60 s (a collection's cost is per second, not per request; under valgrind a second holds only a few hundred requests).`
+  const setup = `valgrind --tool=callgrind on the server process (overhead.ts --serve), V8's GC schedule fixed (${STEADY_GC_FLAGS.join(' ')}, both sides); per side, ${WARM.toLocaleString('en-US')} keep-alive GETs on ${CONNECTIONS} connections, counters zeroed (callgrind_control -z), ${MEASURED.toLocaleString('en-US')} more on the same connections, counters read (every thread), ÷ ${MEASURED.toLocaleString('en-US')}; a fresh process per side and round, the median of ${ROUNDS} rounds. "OTel SDK": both sides with the SDK registered (otel-sdk.ts), metrics collected at the SDK's default 60 s (a collection's cost is per second, not per request; under valgrind a second holds only a few hundred requests).`
   return { table: lines.join('\n'), setup, ratios }
 }
 

@@ -3,7 +3,9 @@
 // loop. Each warms up first, calls `measure` around the measured run, returns
 // its requests/s and how many succeeded, and throws on any failed request.
 import { spawn, spawnSync } from 'node:child_process'
+import { Agent, request } from 'node:http'
 import { connect, type ClientHttp2Session } from 'node:http2'
+import type { OpenLoad } from '@lameduck/test-utils'
 import autocannon from 'autocannon'
 
 export interface Load { rps: number, ok: number }
@@ -75,5 +77,26 @@ async function h2loop (origin: string, seconds: number, measure: Measure): Promi
     return await measure(() => run(seconds * 1_000))
   } finally {
     for (const s of sessions) s.close()
+  }
+}
+
+/**
+ * Keep-alive GETs of `/` for the callgrind benches, one at a time on each of `connections`
+ * connections: one agent per server, so the measured batch runs on the warm-up's sockets.
+ */
+export const keepAliveGets = (connections: number): OpenLoad => (port) => {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections })
+  const one = (): Promise<void> => new Promise((resolve, reject) => {
+    request({ port, host: '127.0.0.1', path: '/', agent }, (res) => {
+      res.resume()
+      res.on('end', () => res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)))
+    }).on('error', reject).end()
+  })
+  return {
+    run: async (n) => {
+      let left = n
+      await Promise.all(Array.from({ length: connections }, async () => { while (left-- > 0) await one() }))
+    },
+    close: () => { agent.destroy() }
   }
 }

@@ -9,6 +9,11 @@
 // scavenges and the other's 30 for the same code. So every server runs with the GC schedule
 // fixed (the same flags on both sides): a scavenge then comes after a fixed amount of
 // allocation, and a count repeats to within a few instructions per request.
+//
+// The warm-up and the measured batch run on the same client connections. A batch that opened
+// its own met new socket and session objects the code had not seen yet: V8 deoptimized Node's
+// stream constructors ("wrong map") and compiled them again inside the count, 40,000 to 50,000
+// instructions per gRPC call of JIT work that differed between two processes by thousands.
 import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -88,18 +93,30 @@ export async function callgrindServer (script: URL | string, args: string[], opt
   }
 }
 
+/** A client on a server under callgrind: opened once, it carries the warm-up and the measured batch on the same connections. */
+export interface Load {
+  /** Sends `n` units of work (requests, calls) and waits for every answer; rejects on a failed one. */
+  run(n: number): Promise<void>
+  close(): void | Promise<void>
+}
+
+/** Opens the client on the server's port. */
+export type OpenLoad = (port: number) => Load
+
 /**
- * Instructions per unit of work of a server under callgrind: `drive(port, warm)`,
- * counters zeroed, `drive(port, measured)`, counters read (every thread) ÷ measured.
+ * Instructions per unit of work of a server under callgrind: one client opened,
+ * `warm` units, counters zeroed, `measured` units, counters read (every thread) ÷ measured.
  */
-export async function instructionsPer (script: URL | string, args: string[], drive: (port: number, n: number) => Promise<void>, counts: { warm: number, measured: number }): Promise<number> {
+export async function instructionsPer (script: URL | string, args: string[], open: OpenLoad, counts: { warm: number, measured: number }): Promise<number> {
   const server = await callgrindServer(script, args)
+  const load = open(server.port)
   try {
-    await drive(server.port, counts.warm)
+    await load.run(counts.warm)
     server.zero()
-    await drive(server.port, counts.measured)
+    await load.run(counts.measured)
     return server.instructions() / counts.measured
   } finally {
+    await load.close()
     await server.stop()
   }
 }

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { callgrindServer } from './callgrind.ts'
+import { callgrindServer, type OpenLoad } from './callgrind.ts'
 
 interface Region { start: number, end: number, name: string }
 
@@ -74,16 +74,17 @@ export interface Profiled { threads: number[], costs?: Map<string, number>, per:
  * A server under callgrind, as instructionsPer() counts it, with `env` set while it forks; with
  * `profile`, its measured batch dumped into that directory and costed by function (selfCosts).
  */
-export async function profiledCount (script: URL | string, args: string[], drive: (port: number, n: number) => Promise<void>, o: { warm: number, measured: number, env?: Record<string, string>, profile?: string }): Promise<Profiled> {
+export async function profiledCount (script: URL | string, args: string[], open: OpenLoad, o: { warm: number, measured: number, env?: Record<string, string>, profile?: string }): Promise<Profiled> {
   const saved = { ...process.env }
   Object.assign(process.env, o.env ?? {})
   const server = callgrindServer(script, args, o.profile === undefined ? {} : { perfMap: true, keep: o.profile })
   process.env = saved
   const s = await server
+  const load = open(s.port)
   try {
-    await drive(s.port, o.warm)
+    await load.run(o.warm)
     s.zero()
-    await drive(s.port, o.measured)
+    await load.run(o.measured)
     const threads = s.byThread().map((n) => n / o.measured)
     if (o.profile === undefined) return { threads, per: o.measured }
     const costs = selfCosts(s.dump(), s.pid)
@@ -92,6 +93,7 @@ export async function profiledCount (script: URL | string, args: string[], drive
     rmSync(`/tmp/perf-${s.pid}.map`, { force: true })
     return { threads, per: o.measured, costs }
   } finally {
+    await load.close()
     await s.stop()
   }
 }

@@ -4,15 +4,18 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { get } from 'node:http'
 import { rmSync } from 'node:fs'
-import { hasValgrind, profileDir, profiledCount } from '../src/index.ts'
+import { hasValgrind, profileDir, profiledCount, type OpenLoad } from '../src/index.ts'
 
 const script = new URL('./fixtures/hot-server.ts', import.meta.url)
 
-async function requests (port: number, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    await new Promise<void>((resolve, reject) => { get({ port, host: '127.0.0.1', path: '/' }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject) })
-  }
-}
+const requests: OpenLoad = (port) => ({
+  run: async (n) => {
+    for (let i = 0; i < n; i++) {
+      await new Promise<void>((resolve, reject) => { get({ port, host: '127.0.0.1', path: '/' }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject) })
+    }
+  },
+  close: () => {}
+})
 
 test('profiledCount costs the measured requests by function, JIT code named', { skip: !hasValgrind() && 'valgrind not installed' }, async (t) => {
   const dir = profileDir()
