@@ -1,13 +1,14 @@
-import { metrics, trace, type Attributes, type MeterProvider, type TracerProvider } from '@opentelemetry/api'
-import { InvalidOptionError, checkKeys, duration, fn, record, show, type LifecycleObserver, type Logger, type ObserverContext } from '@lameduck/core'
+import type { Attributes, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api'
+import { InvalidOptionError, checkKeys, duration, fn, record, show, type Lifecycle, type LifecycleObserver, type Logger, type ObserverContext } from '@lameduck/core'
+import { registeredMeterProvider, registeredTracerProvider } from './otel-global.ts'
 import { OtelLifecycleMetrics } from './otel-metrics.ts'
 import { OtelLifecycleSpans } from './otel-spans.ts'
 import { ATTR, SCOPE, kubernetesAttributes } from './otel-names.ts'
 
 export interface OpenTelemetryOptions {
-  /** Default: the global one (`trace.getTracerProvider()`): a no-op until the app registers an SDK. */
+  /** Default: the one the app registered (`trace.setGlobalTracerProvider()`, an SDK's start()), read as each sequence starts. */
   tracerProvider?: TracerProvider
-  /** Default: the global one (`metrics.getMeterProvider()`): a no-op until the app registers an SDK. */
+  /** Default: the one the app registered (`metrics.setGlobalMeterProvider()`), from the first state change it is there. */
   meterProvider?: MeterProvider
   /**
    * The app's SDK shutdown (e.g. `() => sdk.shutdown()`), run as the last step
@@ -59,7 +60,11 @@ export class OpenTelemetryObserver implements LifecycleObserver {
   readonly name = 'opentelemetry'
   readonly #o: ResolvedOpenTelemetry
   readonly #service: string | undefined
-  #attached: { spans: OtelLifecycleSpans, metrics: OtelLifecycleMetrics, logger: Logger } | null = null
+  #attached: { spans: OtelLifecycleSpans, metrics: OtelLifecycleMetrics | null, logger: Logger, lifecycle: Lifecycle } | null = null
+  /** The tracer, with the provider it came from: a provider registered later gets its own. */
+  #tracer: { provider: TracerProvider, tracer: Tracer } | null = null
+  /** Binds the metrics once a meter provider is there (the app may register its SDK after attach()). */
+  #bindMetrics: (() => void) | null = null
   #finished: Promise<void> | null = null
   /** The logger attach() was given (the engine's), for the exit after the flush. */
   logger: Logger | null = null
@@ -70,8 +75,6 @@ export class OpenTelemetryObserver implements LifecycleObserver {
   }
 
   attach ({ lifecycle, logger }: ObserverContext): () => Promise<void> {
-    const meter = (this.#o.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE)
-    const tracer = (this.#o.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE)
     const k8s = kubernetesAttributes()
     const service = this.#service
     const base = (): Attributes => ({
@@ -81,8 +84,35 @@ export class OpenTelemetryObserver implements LifecycleObserver {
       'lameduck.window_ms': lifecycle.window.totalMs
     })
     this.logger = logger
-    this.#attached = { metrics: new OtelLifecycleMetrics(meter, lifecycle), spans: new OtelLifecycleSpans(tracer, lifecycle, base), logger }
+    const attached = this.#attached = { metrics: null as OtelLifecycleMetrics | null, spans: new OtelLifecycleSpans(() => this.#currentTracer(), lifecycle, base), logger, lifecycle }
+    attached.metrics = this.#meterOn(lifecycle)
+    if (attached.metrics === null) {
+      const bind = this.#bindMetrics = () => {
+        attached.metrics = this.#meterOn(lifecycle)
+        if (attached.metrics !== null) this.#stopBinding(lifecycle)
+      }
+      lifecycle.on('state', bind)
+    }
     return async () => { await this.finish('close') }
+  }
+
+  /** The lifecycle metrics on the meter provider given or registered, or null while there is none. */
+  #meterOn (lifecycle: Lifecycle): OtelLifecycleMetrics | null {
+    const provider = this.#o.meterProvider ?? registeredMeterProvider()
+    return provider === undefined ? null : new OtelLifecycleMetrics(provider.getMeter(SCOPE), lifecycle)
+  }
+
+  #stopBinding (lifecycle: Lifecycle): void {
+    if (this.#bindMetrics !== null) lifecycle.off('state', this.#bindMetrics)
+    this.#bindMetrics = null
+  }
+
+  /** The tracer for a sequence starting now, or null without a provider (no span). */
+  #currentTracer (): Tracer | null {
+    const provider = this.#o.tracerProvider ?? registeredTracerProvider()
+    if (provider === undefined) return null
+    if (this.#tracer?.provider !== provider) this.#tracer = { provider, tracer: provider.getTracer(SCOPE) }
+    return this.#tracer.tracer
   }
 
   /** Ends the open spans (saying why), stops observing, and flushes once, bounded. */
@@ -91,11 +121,12 @@ export class OpenTelemetryObserver implements LifecycleObserver {
       const a = this.#attached
       if (a === null) return
       a.spans.detach(why)
+      this.#stopBinding(a.lifecycle)
       // The gauges keep their callback through the flush: its last collection reads the final state.
       try {
         if (this.#o.flush !== undefined) await boundedFlush(this.#o.flush, this.#o.flushTimeoutMs, a.logger)
       } finally {
-        a.metrics.detach()
+        a.metrics?.detach()
       }
     })()
     return this.#finished

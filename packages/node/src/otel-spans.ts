@@ -1,8 +1,11 @@
-import { SpanStatusCode, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
+import type { Attributes, Span, SpanStatusCode, Tracer } from '@opentelemetry/api'
 import { redactText, type Lifecycle, type LifecycleEvents, type OfflineReport } from '@lameduck/core'
 import { ATTR, SPAN } from './otel-names.ts'
 
 type Handlers = { [E in keyof LifecycleEvents]?: (...args: LifecycleEvents[E]) => void }
+
+/** SpanStatusCode.ERROR (OTLP's STATUS_CODE_ERROR), without loading the API for one constant. */
+const ERROR = 2 as SpanStatusCode.ERROR
 
 /** A report's numbers as span attributes. */
 export function reportAttributes (report: OfflineReport): Attributes {
@@ -41,14 +44,15 @@ function failure (report: OfflineReport): string | null {
  * roots: a drain belongs to no request.
  */
 export class OtelLifecycleSpans {
-  readonly #tracer: Tracer
+  /** The tracer as a sequence starts (null: no provider, no span for it). */
+  readonly #tracer: () => Tracer | null
   readonly #lifecycle: Lifecycle
   readonly #base: () => Attributes
   #offline: Span | null = null
   #online: Span | null = null
   readonly #handlers: Handlers
 
-  constructor (tracer: Tracer, lifecycle: Lifecycle, base: () => Attributes) {
+  constructor (tracer: () => Tracer | null, lifecycle: Lifecycle, base: () => Attributes) {
     this.#tracer = tracer
     this.#lifecycle = lifecycle
     this.#base = base
@@ -67,8 +71,8 @@ export class OtelLifecycleSpans {
     for (const [event, handler] of Object.entries(this.#handlers)) lifecycle.on(event as 'state', handler as NonNullable<Handlers['state']>)
   }
 
-  #start (name: string, at: number, reason: string): Span {
-    return this.#tracer.startSpan(name, { root: true, startTime: at, attributes: { ...this.#base(), [ATTR.reason]: redactText(reason) } })
+  #start (name: string, at: number, reason: string): Span | null {
+    return this.#tracer()?.startSpan(name, { root: true, startTime: at, attributes: { ...this.#base(), [ATTR.reason]: redactText(reason) } }) ?? null
   }
 
   #onState (from: string, to: string, at: number, reason: string): void {
@@ -80,13 +84,13 @@ export class OtelLifecycleSpans {
     // Online: from start (waiting), or online() after an offline (registering or waiting again).
     if ((to === 'waiting' || to === 'registering') && this.#online === null) {
       this.#online = this.#start(SPAN.online, at, reason)
-      this.#online.addEvent(`lameduck.state.${to}`, { [ATTR.state]: to, 'lameduck.previous_state': from, [ATTR.reason]: redactText(reason) }, at)
+      this.#online?.addEvent(`lameduck.state.${to}`, { [ATTR.state]: to, 'lameduck.previous_state': from, [ATTR.reason]: redactText(reason) }, at)
     }
     if (this.#online !== null && (to === 'serving' || to === 'draining' || to === 'offline' || to === 'closing')) {
       const span = this.#online
       this.#online = null
       span.setAttribute('lameduck.online.outcome', to === 'serving' ? 'serving' : `left (${to})`)
-      if (to !== 'serving') span.setStatus({ code: SpanStatusCode.ERROR, message: `never served: ${to} (${redactText(reason)})` })
+      if (to !== 'serving') span.setStatus({ code: ERROR, message: `never served: ${to} (${redactText(reason)})` })
       span.end(at)
     }
   }
@@ -95,6 +99,7 @@ export class OtelLifecycleSpans {
     // A report without a drain (e.g. 'skipped': never registered) still gets its span, after the fact.
     const span = this.#offline ?? this.#start(SPAN.offline, report.startedAt, report.reason)
     this.#offline = null
+    if (span === null) return
     span.setAttributes(reportAttributes(report))
     // Each term of the window and the evidence that ended it (the registry's confirmation, an observed endpoint, the preset).
     for (const term of report.windowTerms ?? []) {
@@ -102,7 +107,7 @@ export class OtelLifecycleSpans {
     }
     span.addEvent('lameduck.offline', { [ATTR.outcome]: report.outcome }, report.endedAt)
     const why = failure(report)
-    if (why !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: why })
+    if (why !== null) span.setStatus({ code: ERROR, message: why })
     span.end(report.endedAt)
   }
 
@@ -113,7 +118,7 @@ export class OtelLifecycleSpans {
     for (const span of [this.#offline, this.#online]) {
       if (span === null) continue
       span.addEvent('lameduck.closed', { [ATTR.reason]: why, [ATTR.state]: this.#lifecycle.state }, now)
-      span.setStatus({ code: SpanStatusCode.ERROR, message: `ended by ${why} in state ${this.#lifecycle.state}` })
+      span.setStatus({ code: ERROR, message: `ended by ${why} in state ${this.#lifecycle.state}` })
       span.end(now)
     }
     this.#offline = null

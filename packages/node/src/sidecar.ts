@@ -1,6 +1,15 @@
-import { envoySidecar } from '@lameduck/envoy'
+import type * as Envoy from '@lameduck/envoy'
 import { InvalidOptionError, duration, fn, record, type DrainStep } from '@lameduck/core'
 import { type LameduckOptions, type ResolvedSidecar, type SidecarSteps } from './options.ts'
+
+/**
+ * @lameduck/envoy, loaded only when an Envoy sidecar is configured: most apps have none, and a
+ * package once loaded stays on the heap that every full GC marks. require() of its ES module
+ * (Node ≥ 22.12) keeps the options checked synchronously, at attach().
+ */
+function envoy (): typeof Envoy {
+  return process.getBuiltinModule('node:module').createRequire(import.meta.url)('@lameduck/envoy') as typeof Envoy
+}
 
 function isSteps (sc: object): sc is SidecarSteps {
   return !('envoyAdmin' in sc) && ('beforeRegister' in sc || 'afterWindow' in sc)
@@ -29,8 +38,8 @@ export function resolveSidecar (sc: LameduckOptions['sidecar']): ResolvedSidecar
   }
   // envoySidecar() checks its own options (named sidecar.*); here only what this host adds: the URL is required.
   if ((sc as { envoyAdmin?: unknown }).envoyAdmin === undefined) throw new InvalidOptionError('sidecar.envoyAdmin', "required: the Envoy admin URL, e.g. 'http://127.0.0.1:15000' (or give a steps object { beforeRegister, afterWindow, close })")
-  const envoy = envoySidecar(sc)
-  return { beforeRegister: envoy.beforeRegister, afterWindow: budgeted(envoy.afterWindow, envoy.options.drainTimeoutMs), close: () => envoy.close(), drainTimeoutMs: envoy.options.drainTimeoutMs }
+  const sidecar = envoy().envoySidecar(sc)
+  return { beforeRegister: sidecar.beforeRegister, afterWindow: budgeted(sidecar.afterWindow, sidecar.options.drainTimeoutMs), close: () => sidecar.close(), drainTimeoutMs: sidecar.options.drainTimeoutMs }
 }
 
 /**

@@ -18,3 +18,11 @@ test('attach() constructs no EventEmitter but its admin listener (a node:http Se
   const out = await builtinsLoadedBy<{ loaded: string[], emitters: string[] }>(new URL('./fixtures/footprint-app.ts', import.meta.url))
   assert.deepEqual(out.emitters, ['Server'])
 })
+
+// Without an SDK the OpenTelemetry observer reads the API's global registration (otel-global.ts) and
+// loads nothing: the API's ESM build is 50 modules, about 500 KB on the heap of an app that has no SDK.
+test('attach() without an OpenTelemetry SDK, or with no sidecar, loads neither @opentelemetry/api nor @lameduck/envoy', async () => {
+  const out = await builtinsLoadedBy<{ loaded: string[], packages: string[] }>(new URL('./fixtures/footprint-app.ts', import.meta.url))
+  assert.ok(out.packages.includes('@lameduck/node'), `the check sees the packages the app loads (got ${out.packages.join(', ')})`)
+  assert.deepEqual(out.packages.filter((p) => p === '@opentelemetry/api' || p === '@lameduck/envoy'), [])
+})
