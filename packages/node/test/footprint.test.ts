@@ -20,7 +20,7 @@ test('attach() constructs no EventEmitter but its admin listener (a node:http Se
 })
 
 // Without an SDK the OpenTelemetry observer reads the API's global registration (otel-global.ts) and
-// loads nothing: the API's ESM build is 50 modules, about 500 KB on the heap of an app that has no SDK.
+// loads nothing: the API's ESM build is 52 modules, about 500 KB on the heap of an app that has no SDK.
 test('attach() without an OpenTelemetry SDK, or with no sidecar, loads neither @opentelemetry/api nor @lameduck/envoy', async () => {
   const out = await builtinsLoadedBy<{ loaded: string[], packages: string[] }>(new URL('./fixtures/footprint-app.ts', import.meta.url))
   assert.ok(out.packages.includes('@lameduck/node'), `the check sees the packages the app loads (got ${out.packages.join(', ')})`)
