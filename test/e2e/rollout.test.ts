@@ -152,7 +152,7 @@ test('Service path over HTTPS: lameduck loses 0', async () => {
 
 // --transport grpc: grpc-js providers (attachGrpc in lameduck mode, bare with tryShutdown on
 // SIGTERM in naive mode), load from real grpc-js clients (channels on the Service address; on
-// Eureka a lameduck:// channel, @lameduck/grpc's lameduckResolver, or a plain pick per address).
+// Eureka a lameduck:// channel, @lameduck/grpc/client's lameduckResolver, or a plain pick per address).
 test('gRPC, Service path: lameduck (attachGrpc) loses 0 calls, naive loses some', async () => {
   const lameduck = await runRollout({ ...small, registry: 'none', transport: 'grpc', mode: 'lameduck' })
   assertDrainedUnderLoad(lameduck)

@@ -14,6 +14,8 @@ import './readme-installs.ts'
 
 const workspaces = publicWorkspaces()
 const names = workspaces.map((w) => w.manifest.name)
+/** Entry points besides the packages' own: imported and typed as users write them. */
+const subpaths = ['@lameduck/grpc/client']
 
 test('packed tarballs install outside the repository, import by name, type-check and run their bins', async (t) => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'lameduck-install-')))
@@ -47,16 +49,18 @@ test('packed tarballs install outside the repository, import by name, type-check
     assert.ok(!existsSync(join(installed, 'src')), `${name} runs from dist, not from the TypeScript sources`)
   }
 
+  assert.ok(subpaths.every((p) => workspaces.some((w) => p.startsWith(`${w.manifest.name}/`) && Object.hasOwn((w.manifest as { exports?: object }).exports ?? {}, `.${p.slice(w.manifest.name.length)}`))), 'each subpath is an export of its package')
+  const entries = [...names, ...subpaths]
   const imported = run(process.execPath, ['--input-type=module', '-e', `
     const out = {}
-    for (const name of ${JSON.stringify(names)}) out[name] = Object.keys(await import(name)).length
+    for (const name of ${JSON.stringify(entries)}) out[name] = Object.keys(await import(name)).length
     console.log(JSON.stringify(out))`], { cwd: app })
   assert.equal(imported.status, 0, imported.stderr)
   for (const [name, count] of Object.entries(JSON.parse(imported.stdout) as Record<string, number>)) {
     assert.ok(count > 0, `${name} exports something`)
   }
 
-  writeFileSync(join(app, 'index.ts'), names.map((n, i) => `import * as p${i} from '${n}'\n`).join('') + `export const all = [${names.map((_, i) => `p${i}`).join(', ')}]\n`)
+  writeFileSync(join(app, 'index.ts'), entries.map((n, i) => `import * as p${i} from '${n}'\n`).join('') + `export const all = [${entries.map((_, i) => `p${i}`).join(', ')}]\n`)
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
   const base = ['--noEmit', '--strict', '--skipLibCheck', '--typeRoots', join(ROOT, 'node_modules', '@types'), '--types', 'node', 'index.ts']
   for (const [module, resolution, ...more] of [['nodenext', 'nodenext'], ['esnext', 'bundler'], ['commonjs', 'node10', '--ignoreDeprecations', '6.0']]) {

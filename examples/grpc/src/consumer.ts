@@ -4,7 +4,7 @@
 // Env: SCALE, EUREKA_URL, RPS (20), DELAY_MS (50).
 import * as grpc from '@grpc/grpc-js'
 import { eurekaDiscovery } from '@lameduck/eureka'
-import { lameduckResolver } from '@lameduck/grpc'
+import { lameduckResolver } from '@lameduck/grpc/client'
 import { clock, OrdersClient, settings, SERVICE } from './orders.ts'
 
 export interface ConsumerStats { ok: number, failed: number, byInstance: Map<string, number>, errors: string[] }

@@ -1,53 +1,15 @@
 import type { Worker } from 'node:cluster'
-import { checkKeys, InvalidOptionError, redactText, withMethods, type Logger } from '@lameduck/core'
+import { checkKeys, InvalidOptionError, withMethods, type Logger } from '@lameduck/core'
 import type { AdminAnswer, AdminBackend } from './admin-actions.ts'
 import { serveAdmin, type AdminServer } from './admin.ts'
 import { stderrLogger } from './logger.ts'
 import { deregistrationState } from './metrics.ts'
 import { resolveAdmin, resolveSignals } from './options.ts'
 import { cluster as loadCluster } from './builtins.ts'
-
-type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
-interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
-interface Reply { lameduck: 'admin-reply', id: number, answer: AdminAnswer | { text: string } }
-/** A worker's "got it": sent at once, so the primary can tell a worker that never attached from a long drain. */
-interface Ack { lameduck: 'admin-ack', id: number }
-/** A worker's hello once its engine answers: a primary already shutting down tells it to shut down too. */
-interface Attached { lameduck: 'admin-attached' }
-
-const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && (m as Ask).lameduck === 'admin' && typeof (m as Ask).id === 'number'
-const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null && (m as Reply).lameduck === 'admin-reply'
-const isAck = (m: unknown): m is Ack => typeof m === 'object' && m !== null && (m as Ack).lameduck === 'admin-ack'
-const isAttached = (m: unknown): m is Attached => typeof m === 'object' && m !== null && (m as Attached).lameduck === 'admin-attached'
+import { isAck, isAttached, isReply, type Action, type Ask, type Reply } from './cluster-worker.ts'
 
 /** How long the primary waits for a worker to acknowledge an ask before answering 503 for it. */
 const ACK_TIMEOUT_MS = 2_000
-
-/**
- * In a cluster worker, answers the primary's clusterAdmin() over the IPC
- * channel with this worker's own admin actions. A no-op elsewhere. Returns the uninstaller.
- */
-export function workerResponder (backend: AdminBackend, shutdown: () => Promise<void>): () => void {
-  // Only a process with an IPC channel can be a worker: node:cluster is not loaded into every other app.
-  if (typeof process.send !== 'function' || !loadCluster().isWorker) return () => {}
-  const onMessage = (msg: unknown): void => {
-    if (!isAsk(msg)) return
-    if (process.connected) process.send!({ lameduck: 'admin-ack', id: msg.id } satisfies Ack)
-    const answer = async (): Promise<Reply['answer']> => {
-      if (msg.action === 'status') return { statusCode: 200, body: await backend.status() }
-      if (msg.action === 'metrics') return { text: backend.metrics === undefined ? '' : await backend.metrics() }
-      if (msg.action === 'shutdown') { await shutdown(); return { statusCode: 200, body: { state: backend.state() } } }
-      return await backend[msg.action](msg.wait)
-    }
-    answer()
-      .catch((err: Error) => ({ statusCode: 500, body: { error: 'worker error', message: redactText(err.message) } }))
-      .then((a) => { if (process.connected) process.send!({ lameduck: 'admin-reply', id: msg.id, answer: a } satisfies Reply) })
-      .catch(() => {})
-  }
-  process.on('message', onMessage)
-  if (process.connected) process.send({ lameduck: 'admin-attached' } satisfies Attached)
-  return () => { process.off('message', onMessage) }
-}
 
 export interface ClusterAdminOptions {
   /** Default '127.0.0.1'. A non-loopback host requires `token`. */

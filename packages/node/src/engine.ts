@@ -2,7 +2,7 @@ import { attachObservers, buildStatus, ConsumerTracker, Emitter, redactedErrorCo
 import { lifecycleBackend } from './admin-actions.ts'
 import type { ConnectionStats } from './connections.ts'
 import { startAdmin, type AdminServer } from './admin.ts'
-import { workerResponder } from './cluster.ts'
+import { workerResponder } from './cluster-worker.ts'
 import { defaultHost, unreachableAdvertised } from './host.ts'
 import { stderrLogger } from './logger.ts'
 import { Metrics } from './metrics.ts'

@@ -26,3 +26,16 @@ export function recordPackages (): () => string[] {
   })
   return () => [...seen].sort()
 }
+
+/** Starts recording which of this repo's modules load, as `<package dir>/<path under src or dist>` (e.g. `node/cluster.ts`); returns them so far, sorted. */
+export function recordModules (): () => string[] {
+  const seen = new Set<string>()
+  registerHooks({
+    load (url, context, next) {
+      const own = /\/packages\/([^/]+)\/(?:src|dist)\/(.+)$/.exec(url)
+      if (own !== null) seen.add(`${own[1]!}/${own[2]!}`)
+      return next(url, context)
+    }
+  })
+  return () => [...seen].sort()
+}

@@ -4,7 +4,7 @@
 //   which kube-proxy pins to one pod until it goes away), as most gRPC clients in a
 //   cluster call a ClusterIP Service.
 // - Eureka: the devkit Eureka server as eurekaPath() runs it; the consumer is a
-//   channel on a `lameduck://` target (@lameduck/grpc's lameduckResolver over
+//   channel on a `lameduck://` target (@lameduck/grpc/client's lameduckResolver over
 //   eurekaDiscovery) or, 'plain', one channel per address picked round robin from
 //   the discovery list as it stands.
 // - Nacos: the same with the devkit Nacos server(s) and nacosDiscovery.
@@ -77,7 +77,7 @@ function plainGrpcConsumer (discovery: Discovery, service: string): { pick: () =
 
 /** A registry path's servers and window, with gRPC consumers over `discovery` in place of its HTTP ones. */
 async function withGrpcConsumers (o: ResolvedRollout, service: string, base: TrafficPath, discovery: Discovery & { close(): Promise<void> }, refreshMs: number): Promise<TrafficPath> {
-  const resolver = o.consumer === 'plain' ? null : (await import('@lameduck/grpc')).lameduckResolver({ discovery, refreshIntervalMs: refreshMs, consumerId: 'rollout-consumer', curve: 'linear' })
+  const resolver = o.consumer === 'plain' ? null : (await import('@lameduck/grpc/client')).lameduckResolver({ discovery, refreshIntervalMs: refreshMs, consumerId: 'rollout-consumer', curve: 'linear' })
   const aware = resolver === null ? null : new WorkClient(resolver.target(service), insecure)
   const plain = plainGrpcConsumer(discovery, service)
   return {
