@@ -9,11 +9,11 @@ export type Action = 'offline' | 'online' | 'status' | 'metrics' | 'shutdown'
 export interface Ask { lameduck: 'admin', id: number, action: Action, wait: boolean }
 export interface Reply { lameduck: 'admin-reply', id: number, answer: AdminAnswer | { text: string } }
 /** A worker's "got it": sent at once, so the primary can tell a worker that never attached from a long drain. */
-export interface Ack { lameduck: 'admin-ack', id: number }
+interface Ack { lameduck: 'admin-ack', id: number }
 /** A worker's hello once its engine answers: a primary already shutting down tells it to shut down too. */
 export interface Attached { lameduck: 'admin-attached' }
 
-export const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && (m as Ask).lameduck === 'admin' && typeof (m as Ask).id === 'number'
+const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && (m as Ask).lameduck === 'admin' && typeof (m as Ask).id === 'number'
 export const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null && (m as Reply).lameduck === 'admin-reply'
 export const isAck = (m: unknown): m is Ack => typeof m === 'object' && m !== null && (m as Ack).lameduck === 'admin-ack'
 export const isAttached = (m: unknown): m is Attached => typeof m === 'object' && m !== null && (m as Attached).lameduck === 'admin-attached'

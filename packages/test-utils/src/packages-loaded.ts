@@ -7,8 +7,14 @@ import { registerHooks } from 'node:module'
 export function packageOf (url: string): string | null {
   const nm = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)
   if (nm !== null) return nm[1]!
-  const own = /\/packages\/([^/]+)\/(?:src|dist)\//.exec(url)
-  return own === null ? null : `@lameduck/${own[1]!}`
+  const own = ownModuleOf(url)
+  return own === null ? null : `@lameduck/${own.slice(0, own.indexOf('/'))}`
+}
+
+/** This repo's module at `url` as `<package dir>/<path under src or dist>` (e.g. `node/cluster.ts`), or null. */
+function ownModuleOf (url: string): string | null {
+  const own = /\/packages\/([^/]+)\/(?:src|dist)\/(.+)$/.exec(url)
+  return own === null ? null : `${own[1]!}/${own[2]!}`
 }
 
 /**
@@ -27,13 +33,13 @@ export function recordPackages (): () => string[] {
   return () => [...seen].sort()
 }
 
-/** Starts recording which of this repo's modules load, as `<package dir>/<path under src or dist>` (e.g. `node/cluster.ts`); returns them so far, sorted. */
+/** Starts recording which of this repo's modules load (as ownModuleOf names them); returns them so far, sorted. */
 export function recordModules (): () => string[] {
   const seen = new Set<string>()
   registerHooks({
     load (url, context, next) {
-      const own = /\/packages\/([^/]+)\/(?:src|dist)\/(.+)$/.exec(url)
-      if (own !== null) seen.add(`${own[1]!}/${own[2]!}`)
+      const own = ownModuleOf(url)
+      if (own !== null) seen.add(own)
       return next(url, context)
     }
   })
