@@ -24,7 +24,7 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE', 
 export interface Route { readonly table: ServiceTable, readonly protocol: string }
 
 /**
- * Where a request stands. An attempt moves PICKING → SENT → RESPONDED; a failure
+ * Where a request stands. An attempt moves PICKING -> SENT -> RESPONDED; a failure
  * before RESPONDED may send it back to PICKING (a retry); DONE is final.
  */
 type Phase = typeof PICKING | typeof SENT | typeof RESPONDED | typeof DONE

@@ -10,7 +10,7 @@ import { shownText } from './instance-metadata.ts'
  *
  * An instance seen arriving ramps from that moment: the provider's clock plays no
  * part. Only instances already there in the first (non-empty) list the consumer saw
- * use `registeredAt`, and only as `elapsed = clamp(now − registeredAt, 0, window)`:
+ * use `registeredAt`, and only as `elapsed = clamp(now - registeredAt, 0, window)`:
  * - in the future (provider clock ahead): elapsed 0, the ramp runs its full window
  *   on our clock instead of freezing at the floor until the provider's clock catches up;
  * - older than the window: warm. That is also what a provider clock behind ours
@@ -84,7 +84,7 @@ export class InstanceEntry {
     return changed
   }
 
-  /** Configured weight × warmup factor at `now`. */
+  /** Configured weight x warmup factor at `now`. */
   computeWeight (now: number): number {
     const weight = this.weight
     if (!(weight > 0)) return 0

@@ -174,7 +174,7 @@ function slowStart (value: SlowStartConfig | undefined): ResolvedOptions['slowSt
 function consumerId (value: unknown): string {
   const id = value ?? defaultConsumerId()
   if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) {
-    throw new InvalidOptionError('consumerId', `must be 1–200 visible ASCII characters (it is sent as a header value), got ${show(id)}`)
+    throw new InvalidOptionError('consumerId', `must be 1\u2013200 visible ASCII characters (it is sent as a header value), got ${show(id)}`)
   }
   return id
 }

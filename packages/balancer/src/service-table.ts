@@ -17,7 +17,7 @@ export interface InstanceStats {
   address: string
   /** Configured weight (metadata). */
   weight: number
-  /** Weight used for picking right now: configured × warmup factor. */
+  /** Weight used for picking right now: configured x warmup factor. */
   effectiveWeight: number
   warming: boolean
   /** Ramp progress on the consumer's clock; null when the instance counted as warm from the start. */

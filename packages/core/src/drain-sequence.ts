@@ -39,7 +39,7 @@ export interface DrainContext {
  * while the registry has not confirmed (phase `deregistering`, bounded by the
  * shutdown budget), serve through the propagation window counted from the
  * confirmation (phase `window`, ended early only by the earlyOffline monitor),
- * then the afterWindow steps (sidecar), then in-flight → 0.
+ * then the afterWindow steps (sidecar), then in-flight -> 0.
  */
 export class DrainSequence {
   readonly reason: string

@@ -147,7 +147,7 @@ export class ConsumerTracker implements EarlyOfflineMonitor {
       if (this.#consumers.get(id)!.lastSeen < since) { this.#consumers.delete(id); freed = true; break }
       order.push(id)
     }
-    // Drop the consumed front now and then: O(1) amortized, and the array stays within 2× the map.
+    // Drop the consumed front now and then: O(1) amortized, and the array stays within 2x the map.
     if (this.#head > 1_024 && this.#head * 2 > order.length) { this.#order = order.slice(this.#head); this.#head = 0 }
     return freed
   }

@@ -1,8 +1,8 @@
 /**
  * The event API of lameduck's own objects (the Lifecycle, the engine's
- * 'goingAway'): what an EventEmitter user calls — on, once, off, emit,
+ * 'goingAway'): what an EventEmitter user calls -- on, once, off, emit,
  * listenerCount, listeners, removeAllListeners, and addListener and
- * removeListener, which node:events' once() and on() use — typed by an event
+ * removeListener, which node:events' once() and on() use -- typed by an event
  * map, with EventEmitter's order and removal rules.
  *
  * Not node:events' EventEmitter, for the app's sake: V8 compiles the inline

@@ -62,9 +62,9 @@ export interface LifecycleOptions {
   /**
    * The shutdown budget: bounds how long an offline sequence keeps serving and
    * retrying while the registry has not confirmed deregistration. The window
-   * phase ends at the latest at start + shutdownTimeoutMs − maxRequestMs − the
+   * phase ends at the latest at start + shutdownTimeoutMs - maxRequestMs - the
    * afterWindow steps' budgetMs (never before start + window). Default
-   * defaultShutdownTimeoutMs(window, { maxRequestMs, sidecarDrainTimeoutMs: Σ budgetMs }).
+   * defaultShutdownTimeoutMs(window, { maxRequestMs, sidecarDrainTimeoutMs: sum of budgetMs }).
    */
   shutdownTimeoutMs?: number
   registryBackoff?: BackoffOptions

@@ -283,7 +283,7 @@ export class Lifecycle extends Emitter<LifecycleEvents> {
     this.#state = to
     this.#since = at
     this.#timings[to] = at
-    this.#log.info({ lameduck: change }, `lameduck: ${from} → ${to} (${reason}, ${change.durationMs} ms in ${from})`)
+    this.#log.info({ lameduck: change }, `lameduck: ${from} \u2192 ${to} (${reason}, ${change.durationMs} ms in ${from})`)
     this.emit('state', change)
   }
 

@@ -76,7 +76,7 @@ export function redactUrl (url: string | URL): string {
   return redactText(String(url))
 }
 
-/** `scheme://user:pass@host` → `scheme://***@host`, for every URL in the text. */
+/** `scheme://user:pass@host` -> `scheme://***@host`, for every URL in the text. */
 function redactUserinfo (text: string, meter: RedactMeter): string {
   let out = ''
   let copied = 0
@@ -115,7 +115,7 @@ export function truncateText (text: string, maxChars = 200): string {
   let end = Math.max(0, Math.floor(maxChars))
   const last = text.charCodeAt(end - 1)
   if (last >= 0xd800 && last <= 0xdbff) end--
-  return `${text.slice(0, end).split('').join('')}… (${text.length} characters)`
+  return `${text.slice(0, end).split('').join('')}\u2026 (${text.length} characters)`
 }
 
 /**

@@ -15,7 +15,7 @@ export interface RegistryQueueContext {
  * deregister from a cancelled drain must not land after the register that
  * /online sent next. Each call is bounded by `timeoutMs`: then its signal is
  * aborted and the caller moves on (and retries), but the next call still waits
- * for it to settle — for another `timeoutMs` at most, so an adapter that ignores
+ * for it to settle -- for another `timeoutMs` at most, so an adapter that ignores
  * the signal and hangs delays the queue without jamming it. A call whose caller
  * gave up (`signal`: a cancelled drain, an aborted startup) while it waited its
  * turn is dropped, never sent.

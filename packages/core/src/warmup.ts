@@ -4,7 +4,7 @@
 /**
  * Dubbo's linear warmup (AbstractLoadBalance.calculateWarmupWeight + getWeight):
  * the weight grows from 1 to `weight` over `warmupMs`, truncated to an integer.
- * A negative uptime (clock skew) gives 1; once uptime ≥ warmup the full weight.
+ * A negative uptime (clock skew) gives 1; once uptime >= warmup the full weight.
  */
 export function linearWarmupWeight (uptimeMs: number, warmupMs: number, weight: number): number {
   if (weight <= 0) return 0
@@ -16,7 +16,7 @@ export function linearWarmupWeight (uptimeMs: number, warmupMs: number, weight: 
 }
 
 export interface SlowStartOptions {
-  /** Curve shape: > 1 ramps faster early, < 1 slower. Envoy's default is 1; ≤ 0 or NaN means 1. */
+  /** Curve shape: > 1 ramps faster early, < 1 slower. Envoy's default is 1; <= 0 or NaN means 1. */
   aggression?: number
   /** Floor as a percentage of the weight. Envoy's default is 10. */
   minWeightPercent?: number
@@ -24,7 +24,7 @@ export interface SlowStartOptions {
 
 /**
  * Envoy's slow start (EdfLoadBalancerBase::applySlowStartFactor):
- * `weight × max(minWeightPercent, (max(t, 1 ms) / window)^(1/aggression))` while t < window.
+ * `weight x max(minWeightPercent, (max(t, 1 ms) / window)^(1/aggression))` while t < window.
  */
 export function slowStartWeight (elapsedMs: number, windowMs: number, weight: number, options: SlowStartOptions = {}): number {
   if (weight <= 0) return 0

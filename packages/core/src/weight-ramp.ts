@@ -210,7 +210,7 @@ export class WeightRamp implements LifecycleObserver {
     if (schedule.steps.length < 2) { this.#ramp = null; return }
     const ramp: Ramp = { registeredAt: parsed.registeredAt, instance, schedule, index: 0, timer: null, stopped: false }
     this.#ramp = ramp
-    this.#log?.info({ lameduck: { weightRamp: schedule } }, `lameduck: weight ramp ${schedule.steps.map((s) => s.weight).join(' → ')}, a step every ${Math.round(schedule.stepMs)} ms (consumers refresh every ${schedule.refreshMs} ms)`)
+    this.#log?.info({ lameduck: { weightRamp: schedule } }, `lameduck: weight ramp ${schedule.steps.map((s) => s.weight).join(' \u2192 ')}, a step every ${Math.round(schedule.stepMs)} ms (consumers refresh every ${schedule.refreshMs} ms)`)
     this.#next(ramp, lifecycle.clock)
   }
 

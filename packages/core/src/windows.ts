@@ -43,7 +43,7 @@ const zero: WindowParts = { serverCacheMs: 0, replicationMs: 0, clientFetchMs: 0
  * - eureka-node:   a Node consumer on eureka-js-client (fetch 30 s, no Ribbon hop).
  * - nacos:         UDP push normally lands in ~0.5 s; when it is lost the client polls
  *                  at cacheMillis (10 s), plus 1 s the SDK adds after a first subscribe.
- * - kubernetes:    EndpointSlice → kube-proxy / ingress controller propagation.
+ * - kubernetes:    EndpointSlice -> kube-proxy / ingress controller propagation.
  */
 export const WINDOW_PRESETS = {
   'eureka-ribbon': { ...zero, serverCacheMs: 30_000, clientFetchMs: 30_000, balancerRefreshMs: 30_000 },

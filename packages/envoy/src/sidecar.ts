@@ -173,7 +173,7 @@ function progressReporter (o: ResolvedEnvoySidecarOptions, { logger, problem }: 
         logger.warn({ err: event.error, envoy: { action: event.call.action, attempt: event.attempt } }, `lameduck: Envoy ${event.call.action} attempt ${event.attempt} failed`)
         break
       case 'sent':
-        logger.info({ envoy: { action: event.call.action, url: o.adminUrl } }, `lameduck: Envoy ${event.call.action} sent, waiting for ≤ ${o.maxOpenConnections} connections`)
+        logger.info({ envoy: { action: event.call.action, url: o.adminUrl } }, `lameduck: Envoy ${event.call.action} sent, waiting for \u2264 ${o.maxOpenConnections} connections`)
         break
       case 'idle-rule':
         logger.debug({ envoy: { idleFromMs: event.fromMs } }, `lameduck: Envoy idle rule: ${event.reason}`)
@@ -237,7 +237,7 @@ function drainStep (admin: EnvoyAdmin, o: ResolvedEnvoySidecarOptions, strategy:
       }
       if (result.outcome === 'deadline') {
         const last = result.count === -1 ? 'no successful reading' : `${result.count} still open`
-        problem(new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy connections did not drain to ≤ ${o.maxOpenConnections} within sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms): ${last}`, { url: admin.url, method: 'GET' }))
+        problem(new EnvoyAdminError(ENVOY_ERROR_CODES.TIMEOUT, `Envoy connections did not drain to \u2264 ${o.maxOpenConnections} within sidecar.drainTimeoutMs (${o.drainTimeoutMs} ms): ${last}`, { url: admin.url, method: 'GET' }))
       }
     }
   }

@@ -26,7 +26,7 @@ export interface EurekaWindowOptions extends Partial<WindowParts> {
   /**
    * After the batch, the replication request itself: two tries of Spring Cloud's peer connect
    * and read timeouts (eureka.server.peer-node-connect-timeout-ms and -read-timeout-ms, 200 + 200)
-   * with PeerEurekaNode's 100 ms retry sleep between them. Measured on two real peers: 505–1419 ms
+   * with PeerEurekaNode's 100 ms retry sleep between them. Measured on two real peers: 505-1419 ms
    * from the cancel to the peer on a loaded machine, never the batch alone. Default 900.
    */
   replicationRequestMs?: number

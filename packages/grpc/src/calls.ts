@@ -28,7 +28,7 @@ function withState (metadata: Metadata | null | undefined, state: string): Metad
 }
 
 /**
- * What of grpc-js's own call object the interceptor reads (1.10–1.14): the HTTP/2
+ * What of grpc-js's own call object the interceptor reads (1.10-1.14): the HTTP/2
  * stream a call runs on and its parsed metadata. An interceptor gets either that
  * base call or another interceptor's wrapper of it (nextCall).
  */

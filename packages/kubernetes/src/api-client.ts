@@ -10,7 +10,7 @@ import { LineSplitter, LineTooLongError } from './lines.ts'
 export interface ApiClientSettings {
   /** Headers of an answer, and a whole non-watch answer, within this. */
   requestTimeoutMs: number
-  /** Largest watch event (one line) and, ×4, largest response body. */
+  /** Largest watch event (one line) and, x4, largest response body. */
   maxEventBytes: number
 }
 
@@ -176,7 +176,7 @@ export class ApiClient {
       let size = 0
       res.on('data', (chunk: Buffer) => {
         size += chunk.length
-        if (size > max) { res.destroy(); reject(new KubernetesStreamError(what, `an answer longer than ${max} bytes (4 × maxEventBytes)`)); return }
+        if (size > max) { res.destroy(); reject(new KubernetesStreamError(what, `an answer longer than ${max} bytes (4 \u00d7 maxEventBytes)`)); return }
         parts.push(chunk)
       })
       res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')))

@@ -12,7 +12,7 @@ export interface InstanceSettings {
   warmupMs: number
   maxEndpoints: number
   namespace: string
-  /** Pod name → its lameduck.dev/registered-at, for endpoints of the first list. */
+  /** Pod name -> its lameduck.dev/registered-at, for endpoints of the first list. */
   registeredAt?: ReadonlyMap<string, number>
 }
 

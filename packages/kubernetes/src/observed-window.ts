@@ -50,7 +50,7 @@ export class ObservedWindow implements WindowEvidence {
     }
     this.observer = observer
     observer?.on('change', (c) => {
-      // The earliest moment of an unbroken stretch out of rotation (not-ready → terminating keeps it).
+      // The earliest moment of an unbroken stretch out of rotation (not-ready -> terminating keeps it).
       if (!OUT.has(c.state)) this.#out = null
       else if (this.#out === null) this.#out = c
       this.#notify()

@@ -27,13 +27,13 @@ export interface KubernetesDiscoveryOptions {
   podAnnotations?: boolean
   /** Relist everything this often, whatever the watch says. Default 600 000. */
   resyncMs?: number
-  /** Base of the watch's timeoutSeconds (each watch asks for 1-2× this). Default 300 000. */
+  /** Base of the watch's timeoutSeconds (each watch asks for 1-2x this). Default 300 000. */
   watchTimeoutMs?: number
   /** A watch still open this long after its timeoutSeconds is cut as hung. Default 30 000. */
   watchGraceMs?: number
   /** Headers of any answer, and a whole list page, within this. Default 10 000. */
   requestTimeoutMs?: number
-  /** Largest watch event (one JSON line); a list page may be 4× this. Default 16 MiB. */
+  /** Largest watch event (one JSON line); a list page may be 4x this. Default 16 MiB. */
   maxEventBytes?: number
   /** Most endpoints kept per Service. Default 20 000. */
   maxEndpoints?: number

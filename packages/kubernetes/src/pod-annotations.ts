@@ -18,7 +18,7 @@ export function readRegisteredAt (value: unknown): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined
 }
 
-/** Pod name → registered-at, for the pods the Service selects. Throws what the API answered. */
+/** Pod name -> registered-at, for the pods the Service selects. Throws what the API answered. */
 export async function podRegisteredAt (api: ApiClient, namespace: string, service: string, signal: AbortSignal): Promise<{ times: Map<string, number>, bad: number }> {
   const ns = encodeURIComponent(namespace)
   const svc = await api.getJson(`/api/v1/namespaces/${ns}/services/${encodeURIComponent(service)}`, `get service '${service}' (podAnnotations)`, signal)

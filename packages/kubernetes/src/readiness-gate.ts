@@ -8,7 +8,7 @@ import { PodConditionWriter, type ConditionDetail, type PodConditionOptions } fr
 
 export interface ReadinessGateOptions extends PodConditionOptions {
   /**
-   * Set the condition once this fraction (0–1) of the app's warmupMs has passed since it
+   * Set the condition once this fraction (0-1) of the app's warmupMs has passed since it
    * registered, so the rollout takes the next old pod down only when the new one carries
    * that share of traffic. Default 0: at the registration.
    */

@@ -27,7 +27,7 @@ export interface NacosRegistryOptions {
   push?: boolean
   /**
    * The client protocol. 'v1' (default): the \`nacos\` npm SDK (1.x HTTP API + UDP push), served by
-   * Nacos 1.x–3.1 and refused by 3.2+ by default. 'v3': the 3.x client open API
+   * Nacos 1.x-3.1 and refused by 3.2+ by default. 'v3': the 3.x client open API
    * (/nacos/v3/client/ns/instance), no push: discovery polls every \`pollIntervalMs\`. At startup the
    * adapter asks each server whether it serves the chosen one and throws NacosProtocolError if not.
    */
@@ -109,7 +109,7 @@ function flag (option: string, value: unknown, fallback: boolean): boolean {
 
 function duration (option: string, value: unknown, fallback: number, min = 1): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) throw new InvalidOptionError(option, `must be a number of milliseconds ≥ ${min}, got ${describe(value)}`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) throw new InvalidOptionError(option, `must be a number of milliseconds \u2265 ${min}, got ${describe(value)}`)
   return value
 }
 

@@ -25,7 +25,7 @@ function detail (body: string): string {
     } catch { break }
   }
   text = redactText(text.replace(/\s+/g, ' ').trim())
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text
+  return text.length > 300 ? `${text.slice(0, 300)}\u2026` : text
 }
 
 function refused (transport: 'v1' | 'v3', status: number): boolean {

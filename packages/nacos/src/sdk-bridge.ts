@@ -127,7 +127,7 @@ async function sendBeat (reqAPI: ReqAPI, groupedService: string, beat: Record<st
 
 // 2. Every ServiceInfo the SDK receives goes through processServiceJSON
 // (pushes, first fetch, polls), except polls right after a push (refreshOnly
-// discards them) — those pass through queryList. Seeing both lets discovery
+// discards them) -- those pass through queryList. Seeing both lets discovery
 // apply empty host lists, which the SDK drops (the last instance never goes away).
 // True when both are hooked.
 function observeServiceInfo (internals: NamingClientInternals, listeners: Listener[], logger: Logger, push: boolean): boolean {

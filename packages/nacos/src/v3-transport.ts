@@ -3,7 +3,7 @@ import type { BeatAnswer, SdkBridge, UpdateSource } from './sdk-bridge.ts'
 import type { HostsListener, NamingClient, SdkHost, SdkInstance, ServiceInfoData, SubscribeInfo } from './sdk-types.ts'
 
 // The Nacos 3.x client open API (naming InstanceOpenApiController, /nacos/v3/client/ns/instance),
-// which Nacos 3.x serves to clients that cannot speak gRPC — and keeps serving when 3.2+ turns the
+// which Nacos 3.x serves to clients that cannot speak gRPC -- and keeps serving when 3.2+ turns the
 // 1.x API off. Register is a POST, a heartbeat the same POST with heartBeat=true (code 21003 when
 // the server does not know the instance: register again), deregister a DELETE, and the list a GET
 // answering the hosts without `enabled=false` ones. It has no push: discovery polls the list

@@ -26,7 +26,7 @@ export function browserRefusal (req: IncomingMessage, bindHost: string): string 
   return null
 }
 
-/** The hostname of a Host header value: `[::1]:80` → `::1`, `localhost:54199` → `localhost`. */
+/** The hostname of a Host header value: `[::1]:80` -> `::1`, `localhost:54199` -> `localhost`. */
 function hostnameOf (host: string): string {
   if (host.startsWith('[')) {
     const end = host.indexOf(']')

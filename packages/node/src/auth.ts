@@ -4,7 +4,7 @@ const SCHEME = 'bearer'
 
 /**
  * Returns a checker for `authorization: Bearer <token>` that compares in constant time.
- * The scheme matches in any case (RFC 9110 §11.1: auth schemes are case-insensitive,
+ * The scheme matches in any case (RFC 9110 section 11.1: auth schemes are case-insensitive,
  * so `bearer` and `BEARER` are as valid as `Bearer`); one or more spaces may follow it.
  */
 export function bearerChecker (token: string): (header: string | undefined) => boolean {

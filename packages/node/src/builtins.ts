@@ -5,7 +5,7 @@
  * worker_threads and perf_hooks; `node:crypto` loads WebCrypto; `node:fs` its
  * streams; `node:net` its BlockList. The engine needs none of that to serve, and
  * what a module loads stays on the app's heap for good (about 2 MB in a grpc-js
- * server, which every full GC marks). `process.getBuiltinModule` (Node ≥ 22.3)
+ * server, which every full GC marks). `process.getBuiltinModule` (Node >= 22.3)
  * returns the module itself, without a namespace.
  */
 export const http = (): typeof import('node:http') => process.getBuiltinModule('node:http')

@@ -1,6 +1,6 @@
 /**
  * The wall clock to the nearest few tens of ms, for stamps taken on every request.
- * Date.now() costs 30–50 ns, a sixth of what the engine adds to a request. The
+ * Date.now() costs 30-50 ns, a sixth of what the engine adds to a request. The
  * stamp ages the requests a bound cut (in a log) and, rounded up, dates a consumer's
  * last request (earlyOffline, whose quiet period is a second by default): 50 ms is
  * exact enough for both. Cached the way Node caches its Date header: read on first

@@ -42,7 +42,7 @@ export function markStream (stream: ServerHttp2Stream, state: string): void {
 
 /**
  * HTTP/2's `connection: close`: a GOAWAY (NO_ERROR) with the highest stream id
- * (RFC 9113 §6.8's shutdown notice), sent before this response ends. The client
+ * (RFC 9113 section 6.8's shutdown notice), sent before this response ends. The client
  * opens no new stream here and closes the session once its streams are done;
  * no stream is refused, not even one already on the wire. A session the client
  * leaves open is closed by the idle sweep.

@@ -3,7 +3,7 @@ export const kUsed = Symbol('lameduck.used')
 const kSeen = Symbol('lameduck.seen')
 const kIdleSweeps = Symbol('lameduck.idleSweeps')
 
-/** A connection is closed only after at least this many sweeps found it idle and unused (≥ 1 s at 500 ms). */
+/** A connection is closed only after at least this many sweeps found it idle and unused (>= 1 s at 500 ms). */
 const IDLE_SWEEPS = 2
 
 /** A connection that carries requests: an HTTP/1 socket (plain or TLS) or an HTTP/2 session. */
@@ -42,7 +42,7 @@ export interface SweeperOptions<T> {
   receiving?: () => ReadonlySet<object>
 }
 
-/** A sweep this late (× the interval) ran after a stalled event loop: it does not count as idle time. */
+/** A sweep this late (x the interval) ran after a stalled event loop: it does not count as idle time. */
 const LATE_FACTOR = 1.5
 
 /**

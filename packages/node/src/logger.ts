@@ -13,7 +13,7 @@ export interface StderrLoggerOptions {
 /**
  * The logger when none is given: from `info` up, on stderr, so what lameduck
  * did during a deploy is never silent. Readable lines by default
- * (`12:00:01.234 INFO  lameduck: serving → draining (SIGTERM, …)`), so an app
+ * (`12:00:01.234 INFO  lameduck: serving -> draining (SIGTERM, ...)`), so an app
  * need not print the transitions itself; `LAMEDUCK_LOG=json` gives pino-shaped
  * JSON lines with every field (the `lameduck` object, `lameduck.component` on
  * the admin listener's lines) for a log pipeline. Passing the app's own pino

@@ -6,7 +6,7 @@
  * drain can tell the last request read on a connection).
  *
  * A slot table, not a Map keyed by request: a Map's churn (an entry per request,
- * rehashed as deleted entries pile up) cost about 1.5 µs per request in allocation
+ * rehashed as deleted entries pile up) cost about 1.5 us per request in allocation
  * and GC on a hello-world server; a slot reused from a free list is a few array writes.
  *
  * A request may be ended two ways: by end(), from a listener on its carrier, or by

@@ -48,8 +48,8 @@ export const KUBERNETES_ENV: ReadonlyArray<readonly [attribute: string, variable
 export const SERVICE_INSTANCE_ID = 'service.instance.id'
 
 /**
- * The Kubernetes attributes whose variables are set (POD_NAME → k8s.pod.name,
- * POD_NAMESPACE → k8s.namespace.name, POD_UID, NODE_NAME, CONTAINER_NAME).
+ * The Kubernetes attributes whose variables are set (POD_NAME -> k8s.pod.name,
+ * POD_NAMESPACE -> k8s.namespace.name, POD_UID, NODE_NAME, CONTAINER_NAME).
  */
 export function kubernetesAttributes (env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {}
@@ -62,7 +62,7 @@ export function kubernetesAttributes (env: NodeJS.ProcessEnv = process.env): Rec
 
 /**
  * Resource attributes for the app's SDK (`resourceFromAttributes(lameduckResourceAttributes())`):
- * the Kubernetes attributes that are set, and `service.instance.id` — the one given,
+ * the Kubernetes attributes that are set, and `service.instance.id` -- the one given,
  * else `<namespace>.<pod>[.<container>]` (the conventions' recipe for Kubernetes).
  * A library cannot change the SDK's resource; the app builds it.
  */

@@ -5,7 +5,7 @@ import { type LameduckOptions, type ResolvedSidecar, type SidecarSteps } from '.
 /**
  * @lameduck/envoy, loaded only when an Envoy sidecar is configured: most apps have none, and a
  * package once loaded stays on the heap that every full GC marks. require() of its ES module
- * (Node ≥ 22.12) keeps the options checked synchronously, at attach().
+ * (Node >= 22.12) keeps the options checked synchronously, at attach().
  */
 function envoy (): typeof Envoy {
   return process.getBuiltinModule('node:module').createRequire(import.meta.url)('@lameduck/envoy') as typeof Envoy

@@ -14,8 +14,8 @@ export interface Participant {
 
 /**
  * The default end of the process. Installing a signal handler replaces Node's
- * own "exit on SIGTERM", so the signal path owns the exit: forced → exit 1 now;
- * clean → let the event loop end by itself, and exit anyway 1 s later if
+ * own "exit on SIGTERM", so the signal path owns the exit: forced -> exit 1 now;
+ * clean -> let the event loop end by itself, and exit anyway 1 s later if
  * something (a DB pool, a timer) keeps it busy, rather than hang until SIGKILL.
  */
 export function exitProcess (logger: Logger): (code: 0 | 1) => void {

@@ -16,7 +16,7 @@ export interface ResolvedInstanceStats {
   id: string
   address: string
   weight: number
-  /** Weight used for picking right now: configured × warmup factor. */
+  /** Weight used for picking right now: configured x warmup factor. */
   effectiveWeight: number
   warming: boolean
   /** It answered a call with a leaving x-lameduck-state: no longer picked. */

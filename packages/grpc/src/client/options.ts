@@ -83,7 +83,7 @@ export function resolveClientOptions (options: LameduckResolverOptions): Resolve
 function targetName (value: unknown): string {
   if (value === undefined) return `discovery-${++anonymous}`
   if (typeof value !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,62}$/i.test(value)) {
-    throw new InvalidOptionError('name', `must be 1–63 letters, digits, '.', '_' or '-' (it is the target's authority, lameduck://<name>/<service>), got ${show(value)}`)
+    throw new InvalidOptionError('name', `must be 1\u201363 letters, digits, '.', '_' or '-' (it is the target's authority, lameduck://<name>/<service>), got ${show(value)}`)
   }
   return value
 }
@@ -92,7 +92,7 @@ function consumerId (value: unknown): string {
   // getBuiltinModule: an ESM import of node:crypto would load WebCrypto into every app that imports the server side.
   const id = value ?? `${hostname()}-${process.getBuiltinModule('node:crypto').randomBytes(4).toString('hex')}`
   if (typeof id !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(id)) {
-    throw new InvalidOptionError('consumerId', `must be 1–200 visible ASCII characters (it is sent as call metadata), got ${show(id)}`)
+    throw new InvalidOptionError('consumerId', `must be 1\u2013200 visible ASCII characters (it is sent as call metadata), got ${show(id)}`)
   }
   return id
 }

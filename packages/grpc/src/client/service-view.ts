@@ -99,7 +99,7 @@ export class ServiceView {
 
   all (): ViewEntry[] { return [...this.#entries.values()] }
 
-  /** Configured weight × warmup factor at `now`. */
+  /** Configured weight x warmup factor at `now`. */
   weightOf (e: ViewEntry, now: number): number {
     if (!(e.weight > 0)) return 0
     const windowMs = this.windowOf(e)
