@@ -8,8 +8,6 @@ import { createServer as createHttpsServer } from 'node:https'
 import { createSecureServer, createServer as createH2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2'
 import type { Server } from 'node:net'
 import express from 'express'
-import { memoryRegistry, silentLogger } from '@lameduck/core'
-import { attach } from '@lameduck/node'
 
 import { tlsMaterial } from '../test/transports.ts'
 
@@ -45,6 +43,9 @@ export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
   // first clearTimeout, the first request's). An app's start-up makes the switch (a logger, a pool,
   // an SDK's context manager); here both sides make it first, so neither pays for the other's order.
   await import('node:async_hooks')
+  // The engine is loaded by the attached side only, as an app that uses it imports it before it builds its
+  // server: the bare side is a server without lameduck, and the count includes what loading it costs.
+  const engine = mode.startsWith('attach') ? { ...await import('@lameduck/core'), ...await import('@lameduck/node') } : null
   const server = build(kind)
   if (mode.includes('-otel')) (await import('./otel-sdk.ts')).installOtelSdk()
   // For bisecting a count (callgrind-compare.ts): LAMEDUCK_BENCH_ATTACH merges options (JSON) into
@@ -62,6 +63,7 @@ export async function serve (kind: ServerKind, mode: Mode): Promise<void> {
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
   }
   const attachIt = async (): Promise<void> => {
+    const { attach, memoryRegistry, silentLogger } = engine!
     await attach(server, { service: 'bench', host: '127.0.0.1', registry: memoryRegistry(), windows: 'none', admin: { port: 0 }, signals: false, logger: silentLogger, ...extra })
   }
   // As the READMEs show it, attach() before listen(); '-after-listen' the other way round.
