@@ -15,7 +15,7 @@ import { createBalancer, type Balancer } from '@lameduck/balancer'
 import { propagationWindow, weightRampSchedule, linearWarmupWeight } from '@lameduck/core'
 import { eurekaDiscovery, eurekaWindows, type EurekaDiscovery } from '@lameduck/eureka'
 import { until as pollUntil } from '@lameduck/test-utils'
-import { startJavaConsumer, startRealEureka, type JavaConsumer, type RealEureka } from './helpers/eureka.ts'
+import { startJavaConsumer, startRealEureka, waitFor, type JavaConsumer, type RealEureka } from './helpers/eureka.ts'
 import { startProvider, type Provider } from './helpers/providers.ts'
 import { fitShares, pct, publishedAt, type Call } from './helpers/ramp-fit.ts'
 
@@ -42,20 +42,33 @@ const nodeCalls: Call[] = []
 const nodeSeen = new Map<string, number>()
 const loop = { running: true, done: Promise.resolve() }
 
+/** How long each step of the setup took (ms), reported by the first test: a slow JVM start is then visible, not a bare timeout. */
+const setup: string[] = []
+async function step<T> (what: string, fn: () => Promise<T>): Promise<T> {
+  const started = Date.now()
+  try {
+    return await fn()
+  } finally {
+    setup.push(`${what} ${Date.now() - started} ms`)
+  }
+}
+
+// Its own bound, above the runner's 180 s default: two JVM starts and the first routes take minutes on a loaded machine.
 before(async () => {
-  server = await startRealEureka({ responseCacheUpdateIntervalMs: CACHE_MS })
-  for (let i = 0; i < 2; i++) warm.push(await providerAt(0, false))
-  java = await startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: FETCH_S, cacheTtlMs: LB_TTL_MS, configurations: 'weighted', name: 'java-weighted', intervalMs: 5 })
+  server = await step('Eureka server', () => startRealEureka({ responseCacheUpdateIntervalMs: CACHE_MS }))
+  for (let i = 0; i < 2; i++) warm.push(await step(`warm provider ${i + 1}`, () => providerAt(0, false)))
+  java = await step('Spring consumer', () => startJavaConsumer({ eurekaUrl: server.eurekaUrl, registryFetchIntervalSeconds: FETCH_S, cacheTtlMs: LB_TTL_MS, configurations: 'weighted', name: 'java-weighted', intervalMs: 5 }))
   await java.load(true)
   discovery = eurekaDiscovery({ url: server.eurekaUrl, client: { eureka: { registryFetchInterval: FETCH_S * 1_000 } } })
   balancer = createBalancer({ service: 'orders', discovery, refreshIntervalMs: FETCH_S * 1_000, curve: 'linear', consumerId: 'node-weighted' })
   loop.done = nodeLoop()
-  // Generous bounds: on a loaded machine the Spring consumer's first fetch and LoadBalancer cache take a while.
-  for (const p of warm) {
-    await until(() => java.calls.some((c) => c.instance === p.id), `the Java consumer to route to ${p.id}`, 180_000)
-    await until(() => nodeCalls.some((c) => c.instance === p.id), `the Node balancer to route to ${p.id}`, 180_000)
-  }
-})
+  await step('first routes to both warm instances', async () => {
+    for (const p of warm) {
+      await waitFor(() => java.calls.some((c) => c.instance === p.id), `the Java consumer to route to ${p.id} (setup so far: ${setup.join(', ')})`, java, 150_000)
+      await until(() => nodeCalls.some((c) => c.instance === p.id), `the Node balancer to route to ${p.id}`, 60_000)
+    }
+  })
+}, { timeout: 600_000 })
 
 after(async () => {
   loop.running = false
@@ -99,6 +112,7 @@ async function leave (p: Provider): Promise<void> {
 }
 
 test('negative control: without weightRamp the Spring weighted consumer gives a new instance its full share at once', { timeout: 120_000 }, async (t) => {
+  t.diagnostic(`setup: ${setup.join(', ')}`)
   const flat = await providerAt(WARMUP_MS, false)
   await until(() => java.calls.some((c) => c.instance === flat.id), `the Java consumer to route to ${flat.id}`)
   const first = java.calls.find((c) => c.instance === flat.id)!.t

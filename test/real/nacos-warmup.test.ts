@@ -56,7 +56,7 @@ before(async () => {
   for (let i = 0; i < 2; i++) warm.push((await provider(0, false)).app)
   java = await startJavaConsumer(server.serverList, SERVICE, { pick: 'weighted' })
   await until(() => java.ports().length === 2, 'the Java consumer to list both warm instances', { timeoutMs: 60_000 })
-})
+}, { timeout: 600_000 }) // above the runner's 180 s default: two JVM starts on a loaded machine; each step has its own bound
 
 after(async () => {
   await java?.close()

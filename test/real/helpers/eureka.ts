@@ -49,7 +49,7 @@ export async function startRealEureka (options: RealEurekaOptions = {}): Promise
   const jvm = await startJar('eureka-server', serverArgs(options), options.name ?? 'eureka-server')
   const eurekaUrl = `${jvm.url}/eureka`
   // Listening is not serving: wait for the registry to answer a full fetch.
-  await waitFor(async () => (await fetch(`${eurekaUrl}/apps/`, { headers: { accept: 'application/json' } })).status === 200, `${jvm.name} to answer GET /eureka/apps/`, jvm)
+  await waitFor(async () => (await fetch(`${eurekaUrl}/apps/`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) })).status === 200, `${jvm.name} to answer GET /eureka/apps/`, jvm)
   return { ...jvm, eurekaUrl, serviceUrl: `${eurekaUrl}/apps/` }
 }
 
@@ -58,7 +58,7 @@ export async function startRealEurekaCluster (a: RealEurekaOptions = {}, b: Real
   const [p1, p2] = await Promise.all([startRealEureka({ name: 'eureka-peer-1', ...a }), startRealEureka({ name: 'eureka-peer-2', ...b })])
   try {
     for (const [self, peer] of [[p1, p2], [p2, p1]] as const) {
-      const res = await fetch(`${self.url}/lab/peers?urls=${encodeURIComponent(`${peer.eurekaUrl}/`)}`, { method: 'POST' })
+      const res = await fetch(`${self.url}/lab/peers?urls=${encodeURIComponent(`${peer.eurekaUrl}/`)}`, { method: 'POST', signal: AbortSignal.timeout(30_000) })
       if (res.status !== 200) throw new Error(`${self.name}: POST /lab/peers answered ${res.status}`)
     }
   } catch (err) {
@@ -112,7 +112,7 @@ export async function startJavaConsumer (o: ConsumerOptions): Promise<JavaConsum
   for (const line of jvm.lines) take(line)
   jvm.onLine(take)
   const load = async (on: boolean): Promise<void> => {
-    const res = await fetch(`${jvm.url}/lab/load?on=${on}`, { method: 'POST' })
+    const res = await fetch(`${jvm.url}/lab/load?on=${on}`, { method: 'POST', signal: AbortSignal.timeout(30_000) })
     if (res.status !== 200) throw new Error(`${jvm.name}: POST /lab/load answered ${res.status}`)
   }
   return { ...jvm, calls, load }

@@ -3,7 +3,8 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import lameduck from '@lameduck/fastify'
 import { eurekaRegistry } from '@lameduck/eureka'
-import type { WindowParts } from '@lameduck/core'
+import type { Problem, WindowParts } from '@lameduck/core'
+import { until } from '@lameduck/test-utils'
 
 export interface ProviderOptions {
   eurekaUrl: string
@@ -55,7 +56,11 @@ export async function startProvider (o: ProviderOptions): Promise<Provider> {
     reply.header('x-instance', p.id)
     return { instance: p.id }
   })
+  let problem = ''
+  app.lameduck.on('problem', (pr: Problem) => { problem = `${pr.step}: ${pr.message}` })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  while (p.id === '') await new Promise((resolve) => setTimeout(resolve, 20))
+  // Bounded, with the registry's last complaint: an unbounded wait here turned a slow Eureka into a bare runner timeout.
+  await until(() => p.id !== '', `the provider to register at ${o.eurekaUrl}`, { timeoutMs: 60_000, intervalMs: 20 })
+    .catch(async (err: Error) => { await app.close(); throw new Error(`${err.message}${problem === '' ? '' : ` (last problem: ${problem})`}`, { cause: err }) })
   return p
 }
