@@ -18,7 +18,7 @@ import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_pro
 import { once } from 'node:events'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 
 export const hasValgrind = (): boolean => spawnSync('valgrind', ['--version']).status === 0
 
@@ -53,7 +53,9 @@ function control (pid: number, args: string[]): string {
 export async function callgrindServer (script: URL | string, args: string[], options: { perfMap?: boolean, keep?: string } = {}): Promise<CallgrindServer> {
   const dir = options.keep ?? mkdtempSync(join(tmpdir(), 'lameduck-callgrind-'))
   const out = join(dir, 'callgrind.%p.out')
-  const child: ChildProcess = fork(script, args, {
+  // cwd: the dumps' directory, where V8 also writes the isolate log --perf-basic-prof opens (not the repo).
+  const child: ChildProcess = fork(typeof script === 'string' ? resolve(script) : script, args, {
+    cwd: dir,
     execPath: 'valgrind',
     execArgv: ['--tool=callgrind', '--quiet', `--callgrind-out-file=${out}`, process.execPath, ...STEADY_GC_FLAGS, ...(options.perfMap === true ? ['--perf-basic-prof'] : []), ...process.execArgv],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']

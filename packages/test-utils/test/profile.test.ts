@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { get } from 'node:http'
-import { rmSync } from 'node:fs'
+import { readdirSync, rmSync } from 'node:fs'
 import { hasValgrind, profileDir, profiledCount, type OpenLoad } from '../src/index.ts'
 
 const script = new URL('./fixtures/hot-server.ts', import.meta.url)
@@ -20,7 +20,11 @@ const requests: OpenLoad = (port) => ({
 test('profiledCount costs the measured requests by function, JIT code named', { skip: !hasValgrind() && 'valgrind not installed' }, async (t) => {
   const dir = profileDir()
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const logs = (): string[] => readdirSync(process.cwd()).filter((f) => f.startsWith('isolate-') && f.endsWith('-v8.log'))
+  const before = logs()
   const p = await profiledCount(script, [], requests, { warm: 20, measured: 20, profile: dir })
+  // --perf-basic-prof makes V8 open an isolate log in its cwd: the dumps' directory, not the caller's (the repo).
+  assert.deepEqual(logs().filter((f) => !before.includes(f)), [], 'no V8 isolate log left in the working directory')
   assert.ok(p.costs !== undefined)
   const probe = [...p.costs].filter(([name]) => name.includes('lameduckProfileProbe'))
   assert.ok(probe.length > 0, `the probe function is named in the profile: ${[...p.costs.keys()].slice(0, 20).join(', ')}`)
